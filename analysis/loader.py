@@ -1,0 +1,176 @@
+"""Read a campaign directory (docs/results-format.md) into tidy pandas frames.
+
+Campaign.metrics has one row per (run, metric) for runs whose status is "done";
+Campaign.runs has one row per run directory whatever its status, so failed runs are counted, not lost.
+Every file that cannot be used is recorded in Campaign.problems and printed to stderr: nothing is dropped
+silently, and one broken run never stops the others from loading.
+"""
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from . import schema
+from .metrics import metric_rows
+
+RUN_COLUMNS = [
+    "run_id", "kernel", "kernel_id", "workload", "backend", "memory_max", "params", "repetition", "warmup",
+    "accelerator", "timing_mode", "image_id", "hostname", "status", "reason",
+]
+METRIC_COLUMNS = [
+    "run_id", "kernel", "kernel_id", "workload", "backend", "memory_max", "params", "repetition",
+    "accelerator", "timing_mode", "metric", "value", "unit", "higher_is_better",
+]
+
+
+class RunFileError(Exception):
+    """A run file that is missing, unparsable or of an unknown schema."""
+
+
+@dataclass
+class Problem:
+    run_id: str
+    file: str
+    message: str
+
+
+@dataclass
+class Campaign:
+    path: Path
+    plan: dict
+    runs: pd.DataFrame
+    metrics: pd.DataFrame
+    kernels: dict  # kernel label -> kernel.json document (first seen)
+    problems: list = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def read_json(path: Path, *, versioned: bool) -> dict:
+    """Parse one JSON object; with versioned=True also insist on a supported "schema"."""
+    try:
+        document = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise RunFileError("missing") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise RunFileError(f"unreadable: {error}") from None
+    if not isinstance(document, dict):
+        raise RunFileError(f"expected a JSON object, found {type(document).__name__}")
+    if versioned and document.get("schema") not in schema.SUPPORTED_SCHEMAS:
+        raise RunFileError(f"unknown schema {document.get('schema')!r} "
+                           f"(supported: {sorted(schema.SUPPORTED_SCHEMAS)})")
+    return document
+
+
+def format_params(params) -> str:
+    """Workload parameters as one stable, sortable string ("" when none), used as a grouping key."""
+    if not isinstance(params, dict):
+        return ""
+    return ",".join(f"{key}={params[key]}" for key in sorted(params))
+
+
+def _run_record(run: dict) -> dict:
+    host = run.get("host") if isinstance(run.get("host"), dict) else {}
+    return {
+        "run_id": run["run_id"],
+        "kernel": run["kernel"],
+        "kernel_id": run.get("kernel_id", ""),
+        "workload": run["workload"],
+        "backend": run["backend"],
+        "memory_max": str(run.get("memory_max", "")),
+        "params": format_params(run.get("params")),
+        "repetition": int(run["repetition"]),
+        "warmup": bool(run.get("warmup", False)),
+        "accelerator": run.get("accelerator", "unknown"),
+        "timing_mode": run.get("timing_mode", "unknown"),
+        "image_id": run.get("image_id", ""),
+        "hostname": host.get("hostname", ""),
+        "status": "",
+        "reason": "",
+    }
+
+
+class _RunReader:
+    """Reads one campaign's run directories, collecting problems as it goes."""
+
+    def __init__(self):
+        self.problems: list[Problem] = []
+        self.kernels: dict = {}
+
+    def report(self, run_id: str, file: str, message: str):
+        self.problems.append(Problem(run_id, file, message))
+        print(f"analysis: {run_id}/{file}: {message}", file=sys.stderr)
+
+    def read(self, run_dir: Path, file: str, *, versioned: bool = True):
+        try:
+            return read_json(run_dir / file, versioned=versioned)
+        except RunFileError as error:
+            self.report(run_dir.name, file, str(error))
+            return None
+
+    def run(self, run_dir: Path):
+        """(run record, metric rows) for one run directory, or (None, []) if the run cannot be placed."""
+        run = self.read(run_dir, schema.RUN_FILE)
+        if run is None:
+            return None, []
+        missing = [key for key in schema.REQUIRED_RUN_FIELDS if key not in run]
+        if missing:
+            self.report(run_dir.name, schema.RUN_FILE, f"missing fields {missing}; run skipped")
+            return None, []
+        record = _run_record(run)
+        self._remember_kernel(run_dir, record["kernel"])
+        status = self.read(run_dir, schema.STATUS_FILE, versioned=False)
+        record["status"] = status.get("status", "unknown") if status else "no-status"
+        record["reason"] = status.get("reason", "") if status else ""
+        if record["status"] not in schema.KNOWN_STATUSES and status is not None:
+            self.report(run_dir.name, schema.STATUS_FILE, f"unknown status {record['status']!r}")
+        if record["status"] != schema.STATUS_DONE:
+            return record, []
+        result = self.read(run_dir, schema.RESULT_FILE)
+        if result is None:
+            record["status"] = "done-unreadable-result"
+            return record, []
+        return record, metric_rows(result)
+
+    def _remember_kernel(self, run_dir: Path, kernel: str):
+        if kernel in self.kernels or not (run_dir / schema.KERNEL_FILE).exists():
+            return
+        document = self.read(run_dir, schema.KERNEL_FILE)
+        if document is not None:
+            self.kernels[kernel] = document
+
+
+def _planned_but_absent(plan: dict, present: set) -> list[str]:
+    """Run ids listed in campaign.json that have no directory (the runner never got to them)."""
+    planned = plan.get("runs") or plan.get("run_ids") or []
+    ids = [entry.get("run_id") if isinstance(entry, dict) else entry for entry in planned]
+    return [run_id for run_id in ids if isinstance(run_id, str) and run_id not in present]
+
+
+def load_campaign(path) -> Campaign:
+    path = Path(path)
+    runs_dir = path / "runs"
+    if not runs_dir.is_dir():
+        raise FileNotFoundError(f"{path} is not a campaign directory (no runs/ inside)")
+    reader = _RunReader()
+    plan = {}
+    if (path / schema.CAMPAIGN_FILE).exists():
+        plan = reader.read(path, schema.CAMPAIGN_FILE) or {}
+    records, metric_records = [], []
+    for run_dir in sorted(p for p in runs_dir.iterdir() if p.is_dir()):
+        record, rows = reader.run(run_dir)
+        if record is None:
+            continue
+        records.append(record)
+        if not record["warmup"]:
+            metric_records.extend({**record, **row._asdict()} for row in rows)
+    for run_id in _planned_but_absent(plan, {r["run_id"] for r in records}):
+        records.append({column: "" for column in RUN_COLUMNS} | {"run_id": run_id, "status": "not-started"})
+    runs = pd.DataFrame(records, columns=RUN_COLUMNS)
+    metrics = pd.DataFrame(metric_records, columns=METRIC_COLUMNS)
+    metrics["value"] = metrics["value"].astype(float)
+    return Campaign(path, plan, runs, metrics, reader.kernels, reader.problems)

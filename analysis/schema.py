@@ -1,0 +1,29 @@
+"""Constants of the run-output contract (docs/results-format.md) that the loader depends on.
+
+Kept in one place so that a schema bump is a one-file change: the loader refuses any document whose
+"schema" is not listed here, and says so, instead of guessing at fields that may have changed meaning.
+"""
+
+SUPPORTED_SCHEMAS = frozenset({1})
+
+# Statuses the runner writes; anything else is reported as unknown rather than treated as a failure.
+STATUS_DONE = "done"
+KNOWN_STATUSES = frozenset({
+    "planned", "running", "done", "failed-workload", "kernel-crash", "timeout", "failed-infra", "unsupported",
+})
+
+# Per-run files the loader reads. serial.log, reproduce.sh and workload-output.json are not needed:
+# the workload's output is embedded in result.json.
+RUN_FILE = "run.json"
+STATUS_FILE = "status.json"
+RESULT_FILE = "result.json"
+KERNEL_FILE = "kernel.json"
+CAMPAIGN_FILE = "campaign.json"
+
+# run.json fields that must be present for a run to be placed in a comparison.
+REQUIRED_RUN_FIELDS = ("run_id", "kernel", "workload", "backend", "repetition")
+
+# Columns that identify "the same experiment" across kernels: two runs may only be compared when all of these
+# match. accelerator and timing_mode are included because TCG/icount durations measure something else
+# (instruction path length) than KVM wall time; mixing them would be meaningless.
+CONFIG_COLUMNS = ("workload", "backend", "memory_max", "params", "accelerator", "timing_mode")

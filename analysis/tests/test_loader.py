@@ -1,0 +1,90 @@
+import json
+
+import pytest
+
+from analysis.loader import load_campaign
+from analysis.tests.synthetic import write_campaign, write_run
+
+
+@pytest.fixture
+def campaign(tmp_path):
+    return write_campaign(tmp_path, "c", {
+        ("baseline", "zswap"): [(10.0, 2.0), (11.0, 2.5), (12.0, 3.0)],
+        ("vswap", "zswap"): [(10.5, 2.25)],
+    })
+
+
+def value(frame, run_suffix, metric):
+    rows = frame[frame.run_id.str.endswith(run_suffix) & (frame.metric == metric)]
+    assert len(rows) == 1, rows
+    return rows["value"].item()
+
+
+def test_core_metrics_are_derived_from_result_json(campaign):
+    loaded = load_campaign(campaign)
+    assert loaded.problems == []
+    assert loaded.metrics.run_id.nunique() == 4
+    assert value(loaded.metrics, "baseline-r2", "real") == 11.0
+    assert value(loaded.metrics, "baseline-r2", "sys") == 2.5
+    assert value(loaded.metrics, "baseline-r3", "vmstat.pswpout") == 300
+    assert value(loaded.metrics, "baseline-r3", "memory.peak") == 67108864
+    assert "vmstat.nr_free_pages" not in set(loaded.metrics.metric)  # not a swap counter
+    row = loaded.metrics[loaded.metrics.metric == "sys"].iloc[0]
+    assert (row.kernel_id, row.params, row.accelerator, row.unit, row.higher_is_better) == \
+        ("b0b0b0b0b0b0b0b0", "SIZE_MB=96", "kvm", "s", False)
+
+
+def test_workload_output_is_flattened_generically(tmp_path):
+    output = {"jobs": [{"read": {"iops": 1234.5, "clat_ns": {"percentile": {"99.000000": 8000}}}}],
+              "swapoff_s": 1.5, "label": "text is ignored", "ok": True}
+    campaign = tmp_path / "c"
+    write_run(campaign, kernel="vswap", backend="disk", repetition=1, real_s=1, sys_s=1, output=output)
+    metrics = load_campaign(campaign).metrics.set_index("metric")
+    assert metrics.loc["output.jobs.0.read.iops", "value"] == 1234.5
+    assert metrics.loc["output.jobs.0.read.iops", "higher_is_better"] is True
+    assert metrics.loc["output.jobs.0.read.clat_ns.percentile.99.000000", "unit"] == "ns"
+    assert metrics.loc["output.swapoff_s", "higher_is_better"] is False
+    assert not any(name in metrics.index for name in ("output.label", "output.ok"))
+
+
+def test_corrupted_run_file_is_reported_and_the_others_still_load(campaign, capsys):
+    broken = campaign / "runs" / "kbuild-zswap-baseline-r2" / "result.json"
+    broken.write_text('{"schema": 1, "wall_s": ')
+    loaded = load_campaign(campaign)
+    assert [(p.run_id, p.file) for p in loaded.problems] == [("kbuild-zswap-baseline-r2", "result.json")]
+    assert "kbuild-zswap-baseline-r2/result.json" in capsys.readouterr().err
+    assert loaded.metrics.run_id.nunique() == 3
+    assert len(loaded.runs) == 4  # the broken run is still listed, with a status saying why it has no data
+    assert loaded.runs.set_index("run_id").loc["kbuild-zswap-baseline-r2", "status"] == "done-unreadable-result"
+
+
+def test_unknown_schema_is_reported_and_skipped(campaign):
+    run_json = campaign / "runs" / "kbuild-zswap-vswap-r1" / "run.json"
+    run_json.write_text(json.dumps(json.loads(run_json.read_text()) | {"schema": 99}))
+    loaded = load_campaign(campaign)
+    assert len(loaded.problems) == 1 and "unknown schema 99" in loaded.problems[0].message
+    assert "vswap" not in set(loaded.metrics.kernel)
+
+
+def test_runs_that_are_not_done_are_counted_but_give_no_metrics(campaign):
+    write_run(campaign, kernel="vswap", backend="zswap", repetition=2, real_s=0, sys_s=0, status="kernel-crash")
+    loaded = load_campaign(campaign)
+    assert loaded.runs.status.value_counts().to_dict() == {"done": 4, "kernel-crash": 1}
+    assert not loaded.metrics.run_id.str.endswith("vswap-r2").any()
+
+
+def test_warmup_runs_are_listed_but_not_measured(campaign):
+    write_run(campaign, kernel="vswap", backend="zswap", repetition=1, real_s=99, sys_s=99, warmup=True)
+    loaded = load_campaign(campaign)
+    assert len(loaded.runs) == 5
+    assert 99 not in set(loaded.metrics.value)
+
+
+def test_planned_runs_without_directory_are_listed(campaign):
+    (campaign / "campaign.json").write_text(json.dumps({"schema": 1, "runs": ["kbuild-zswap-vswap-r1", "never-ran"]}))
+    loaded = load_campaign(campaign)
+    assert loaded.runs.set_index("run_id").loc["never-ran", "status"] == "not-started"
+
+
+def test_kernel_records_are_kept_for_provenance(campaign):
+    assert load_campaign(campaign).kernels["vswap"]["kernel_id"] == "f00df00df00df00d"
