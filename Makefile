@@ -1,0 +1,77 @@
+# vswap-bench: build two guest kernels, a guest image, run workloads in QEMU,
+# analyse.  `make help` lists the targets.
+BUILD_DIR ?= $(CURDIR)/build
+export BUILD_DIR
+CAMPAIGN ?= results/default
+CFLAGS ?= -O2 -g -Wall -Wextra -Werror
+PYTHON ?= /usr/bin/python3
+
+GUEST_BIN_DIR := $(BUILD_DIR)/guest-bin
+HOST_TEST_DIR := $(BUILD_DIR)/host-tests
+WORKLOAD_LIB := $(wildcard workloads/lib/*.c)
+# workloads/NAME/NAME.c is the in-guest binary NAME.
+GUEST_PROGS := $(foreach d,$(wildcard workloads/*/),$(if $(wildcard $(d)$(notdir $(d:/=)).c),$(notdir $(d:/=))))
+GUEST_BINS := $(addprefix $(GUEST_BIN_DIR)/,$(GUEST_PROGS))
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(HOST_TEST_DIR)/%,$(wildcard tests/unit/*.c))
+
+.PHONY: help setup kernels kernel-baseline kernel-vswap kernels-debug guest-bin image \
+	test unit-test integration-test report clean distclean
+
+help:
+	@echo "vswap-bench targets:"
+	@echo "  setup         install the Debian packages the harness needs (root)"
+	@echo "  kernels       build the baseline and vswap guest kernels (build/kernels/)"
+	@echo "  kernels-debug the same two kernels with kernel-patches/configs/debug.config"
+	@echo "  image         build the guest image (build/image/)"
+	@echo "  test          unit tests, analysis tests, then the QEMU integration tests"
+	@echo "  report        rebuild the report of CAMPAIGN=results/<name>"
+	@echo "  clean         remove build outputs but keep the extracted tree and images"
+	@echo "  distclean     remove build/ entirely"
+	@echo "Variables: BUILD_DIR KERNEL_SRC PATCHES CAMPAIGN VB_ACCEL=auto|kvm|tcg"
+
+setup:
+	harness/setup.sh
+
+kernels: kernel-baseline kernel-vswap
+kernel-baseline kernel-vswap: kernel-%:
+	harness/setup.sh --check
+	harness/build-kernel.sh $*
+
+kernels-debug:
+	harness/setup.sh --check
+	harness/build-kernel.sh baseline debug
+	harness/build-kernel.sh vswap debug
+
+guest-bin: $(GUEST_BINS)
+.SECONDEXPANSION:
+$(GUEST_BIN_DIR)/%: $$(wildcard workloads/%/*.c) $(WORKLOAD_LIB) $(wildcard workloads/lib/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Iworkloads/lib -o $@ $(filter %.c,$^)
+
+image: guest-bin
+	harness/setup.sh --check
+	guest-image/build-image.sh $(GUEST_BIN_DIR)
+
+$(HOST_TEST_DIR)/%: tests/unit/%.c $(WORKLOAD_LIB) $(wildcard workloads/lib/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Iworkloads/lib -o $@ $< $(WORKLOAD_LIB)
+
+unit-test: $(UNIT_TESTS) guest-bin
+	tests/run-unit.sh $(UNIT_TESTS)
+	$(PYTHON) -m pytest -q analysis/tests
+
+integration-test: kernels image
+	tests/integration.sh
+
+test:
+	harness/setup.sh --check
+	tests/run-all.sh
+
+report:
+	$(PYTHON) -m analysis report $(CAMPAIGN)
+
+clean:
+	rm -rf $(GUEST_BIN_DIR) $(HOST_TEST_DIR) $(BUILD_DIR)/kernels/*/obj
+
+distclean:
+	rm -rf $(BUILD_DIR)

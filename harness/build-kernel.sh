@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# build-kernel.sh VARIANT [FLAVOUR]
+#
+# Builds one guest kernel from KERNEL_SRC (a linux-source tarball or a
+# directory).  VARIANT is "baseline" (the pristine tree) or "vswap" (the same
+# tree plus the quilt series in PATCHES).  FLAVOUR is "guest" (default) or
+# "debug" (adds kernel-patches/configs/debug.config).  Output, in
+# $BUILD_DIR/kernels/VARIANT[-debug]/: bzImage, .config, kernel.json.
+#
+# Both variants use the same layout (src/ and obj/ side by side) so that
+# ccache, with base_dir set to the kernels directory, sees identical relative
+# paths and reuses objects the series does not touch.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+variant=${1:-}
+flavour=${2:-guest}
+case $variant in baseline|vswap) ;; *) die "usage: build-kernel.sh baseline|vswap [guest|debug]" ;; esac
+case $flavour in guest|debug) ;; *) die "unknown flavour '$flavour' (guest or debug)" ;; esac
+
+name=$variant; [ "$flavour" = guest ] || name=$variant-$flavour
+kdir=$BUILD_DIR/kernels/$name
+configs=$VB_TOP/kernel-patches/configs
+fragments=("$configs/guest.config")
+[ "$flavour" = debug ] && fragments+=("$configs/debug.config")
+
+# --- the pristine tree, extracted once per tarball -------------------------
+if [ -d "$KERNEL_SRC" ]; then
+	[ -f "$KERNEL_SRC/Makefile" ] && [ -d "$KERNEL_SRC/mm" ] ||
+		die "KERNEL_SRC=$KERNEL_SRC is not a kernel source directory"
+	pristine=$(cd "$KERNEL_SRC" && pwd)
+	src_id="dir:$pristine"
+elif [ -f "$KERNEL_SRC" ]; then
+	src_id=$(sha256_of "$KERNEL_SRC")
+	pristine=$BUILD_DIR/src/$(basename "$KERNEL_SRC" | sed 's/\.tar\..*//')-${src_id:0:12}
+	if [ ! -f "$pristine/.vb-extracted" ]; then
+		log "extracting $KERNEL_SRC into $pristine"
+		rm -rf "$pristine" && mkdir -p "$pristine"
+		tar -xf "$KERNEL_SRC" -C "$pristine" --strip-components=1
+		touch "$pristine/.vb-extracted"
+	fi
+else
+	die "kernel source not found: $KERNEL_SRC (run 'make setup', or set KERNEL_SRC= to a tarball or tree)"
+fi
+kver=$(make -s -C "$pristine" kernelversion 2>/dev/null) || die "cannot read the kernel version of $pristine"
+
+patches=()
+if [ "$variant" = vswap ]; then
+	[ -d "$PATCHES" ] || die "PATCHES=$PATCHES is not a directory"
+	mapfile -t patches < <(series_patches "$PATCHES")
+fi
+patch_ids=()
+for p in "${patches[@]}"; do patch_ids+=("$(basename "$p"):$(sha256_of "$p")"); done
+gcc_version=$(gcc --version | head -n1)
+input_id=$(sha256_str "$src_id ${patch_ids[*]} $(cat "${fragments[@]}") $gcc_version $flavour")
+
+if [ -f "$kdir/kernel.json" ] && [ -f "$kdir/bzImage" ] && grep -q "\"input_id\": \"$input_id\"" "$kdir/kernel.json"; then
+	log "$name kernel is up to date ($kdir)"
+	exit 0
+fi
+
+# --- the variant's source tree: hard links to the pristine tree + series ----
+# GNU patch replaces a file it changes rather than writing through the link,
+# so the pristine tree is never modified.
+tree_id=$(sha256_str "$src_id ${patch_ids[*]}")
+if [ "$(cat "$kdir/src/.vb-tree" 2>/dev/null)" != "$tree_id" ]; then
+	log "preparing $name source tree (${#patches[@]} patches)"
+	rm -rf "$kdir/src" && mkdir -p "$kdir"
+	cp -al "$pristine" "$kdir/src"
+	rm -f "$kdir/src/.vb-extracted"
+	for p in "${patches[@]}"; do
+		if ! out=$(patch -p1 -d "$kdir/src" --forward --batch --no-backup-if-mismatch <"$p" 2>&1); then
+			printf '%s\n' "$out" >&2
+			find "$kdir/src" -name '*.rej' -exec sh -c 'echo "--- $1"; cat "$1"' _ {} \; >&2
+			rm -rf "$kdir/src"
+			die "patch $(basename "$p") does not apply to $kver (failed hunks above)"
+		fi
+	done
+	echo "$tree_id" >"$kdir/src/.vb-tree"
+fi
+
+# --- config: tinyconfig + kvm_guest.config + our fragments -----------------
+obj=$kdir/obj
+mkdir -p "$obj"
+export KBUILD_BUILD_TIMESTAMP="vswap-bench" KBUILD_BUILD_USER=vb KBUILD_BUILD_HOST=vb
+kmake=(make -s -C "$kdir/src" O="$obj" ARCH=x86_64)
+if command -v ccache >/dev/null; then
+	export CCACHE_BASEDIR=$BUILD_DIR/kernels CCACHE_NOHASHDIR=1
+	kmake+=(CC="ccache gcc")
+fi
+"${kmake[@]}" tinyconfig >/dev/null
+(cd "$obj" && "$kdir/src/scripts/kconfig/merge_config.sh" -m .config \
+	"$kdir/src/kernel/configs/kvm_guest.config" "${fragments[@]}" >/dev/null)
+"${kmake[@]}" olddefconfig >/dev/null
+missing=()
+for frag in "${fragments[@]}"; do
+	while IFS= read -r sym; do
+		grep -qx "$sym" "$obj/.config" || missing+=("$sym")
+	done < <(grep -E '^CONFIG_[A-Z0-9_]+=' "$frag")
+done
+[ ${#missing[@]} -eq 0 ] || die "Kconfig dropped requested options: ${missing[*]}"
+
+# --- build -----------------------------------------------------------------
+log "building $name kernel ($kver, -j$(nproc)) in $obj"
+start=$(date +%s)
+"${kmake[@]}" -j"$(nproc)" bzImage
+build_seconds=$(( $(date +%s) - start ))
+cp "$obj/arch/x86/boot/bzImage" "$kdir/bzImage"
+cp "$obj/.config" "$kdir/config"
+
+config_sha=$(sha256_of "$obj/.config")
+patch_json=$(for id in "${patch_ids[@]}"; do printf '%s\n' "$(json_str "$id")"; done | paste -sd, -)
+kernel_id=$(sha256_str "$kver ${patch_ids[*]} $config_sha $gcc_version")
+write_atomic "$kdir/kernel.json" <<JSON
+{
+  "schema": 1,
+  "name": $(json_str "$name"),
+  "variant": $(json_str "$variant"),
+  "flavour": $(json_str "$flavour"),
+  "kernel_id": "${kernel_id:0:16}",
+  "input_id": "$input_id",
+  "base_version": $(json_str "$kver"),
+  "source": $(json_str "$KERNEL_SRC"),
+  "source_id": $(json_str "$src_id"),
+  "patches": [${patch_json}],
+  "config_sha256": "$config_sha",
+  "gcc_version": $(json_str "$gcc_version"),
+  "ccache": $(command -v ccache >/dev/null && echo true || echo false),
+  "build_seconds": $build_seconds,
+  "built_at": "$(date -u +%FT%TZ)"
+}
+JSON
+log "$name kernel built in ${build_seconds}s: $kdir/bzImage (kernel_id ${kernel_id:0:16})"

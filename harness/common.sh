@@ -1,0 +1,43 @@
+# Shared shell helpers for the vswap-bench harness.  Sourced, not executed.
+# shellcheck shell=bash
+
+VB_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$VB_TOP/build}
+RESULTS_DIR=${RESULTS_DIR:-$VB_TOP/results}
+KERNEL_SRC=${KERNEL_SRC:-/usr/src/linux-source-6.12.tar.xz}
+PATCHES=${PATCHES:-$VB_TOP/kernel-patches/6.12}
+
+die() { printf '%s: error: %s\n' "${0##*/}" "$*" >&2; exit "${VB_DIE_CODE:-1}"; }
+warn() { printf '%s: warning: %s\n' "${0##*/}" "$*" >&2; }
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+sha256_of() { sha256sum "$@" | awk '{print $1}'; }
+sha256_str() { printf '%s' "$1" | sha256sum | awk '{print $1}'; }
+
+# json_str VALUE: VALUE as a JSON string literal.
+json_str() {
+	local s=$1
+	s=${s//\\/\\\\}; s=${s//\"/\\\"}
+	s=${s//$'\n'/\\n}; s=${s//$'\t'/\\t}; s=${s//$'\r'/}
+	printf '"%s"' "$s"
+}
+
+# write_atomic FILE: stdin to FILE through a temporary in the same directory,
+# so a reader never sees a half-written file.
+write_atomic() {
+	local tmp="$1.tmp.$$"
+	cat >"$tmp" && mv -f "$tmp" "$1"
+}
+
+# series_patches DIR: the patch files of a quilt series, in order.
+series_patches() {
+	local dir=$1 line
+	[ -f "$dir/series" ] || die "no series file in $dir"
+	while IFS= read -r line; do
+		line=${line%%#*}
+		read -r line _ <<<"$line" || true
+		[ -n "$line" ] || continue
+		[ -f "$dir/$line" ] || die "series in $dir lists a missing patch: $line"
+		printf '%s\n' "$dir/$line"
+	done <"$dir/series"
+}

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# qemu-run.sh --kernel KDIR --spec SPEC --out DIR [options]
+#
+# Boots the kernel in KDIR (bzImage + kernel.json from build-kernel.sh) on the
+# guest image with a fresh swap disk, hands SPEC (shell assignments read by
+# the in-guest agent) to the guest through fw_cfg and collects what the agent
+# sends on the second serial port into DIR:
+#   serial.log        the whole console
+#   channel.raw       the raw record stream; then one file per record
+#                     (boot, result.json, workload-output.json, workload.stderr,
+#                     infra, unsupported)
+#   qemu.json         accelerator, timing mode, command line, outcome
+#   outcome           status, accelerator and reason as three plain lines
+# Options: --image IMG (default: the current guest image) --vcpus N (2)
+#   --mem MB (512) --swap-mb MB (1024) --timeout S (900)
+#   --timing realtime|icount (realtime) --accel auto|kvm|tcg ($VB_ACCEL or auto)
+#
+# Exit: 0 done, 1 workload failed, 2 kernel crash, 3 timeout,
+#       4 infrastructure error, 5 unsupported by this kernel, 64 usage.
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+
+EXIT_DONE=0 EXIT_WORKLOAD=1 EXIT_CRASH=2 EXIT_TIMEOUT=3 EXIT_INFRA=4 EXIT_UNSUPPORTED=5
+VB_DIE_CODE=64
+
+kdir='' spec='' out='' image='' vcpus=2 mem=512 swap_mb=1024 timeout_s=900
+timing=realtime accel=${VB_ACCEL:-auto}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) kdir=$2 ;; --spec) spec=$2 ;; --out) out=$2 ;; --image) image=$2 ;;
+	--vcpus) vcpus=$2 ;; --mem) mem=$2 ;; --swap-mb) swap_mb=$2 ;;
+	--timeout) timeout_s=$2 ;; --timing) timing=$2 ;; --accel) accel=$2 ;;
+	*) die "unknown option '$1' (see the header of $0)" ;;
+	esac
+	shift 2 || die "option $1 needs a value"
+done
+[ -f "$kdir/bzImage" ] || die "no kernel at '$kdir' (build it with 'make kernels')"
+[ -f "$spec" ] || die "no run spec at '$spec'"
+[ -n "$out" ] || die "--out DIR is required"
+if [ -z "$image" ]; then
+	image=$(sed -n 's/.*"image": "\(.*\)".*/\1/p' "$BUILD_DIR/image/guest.json" 2>/dev/null)
+fi
+[ -f "$image" ] || die "no guest image '$image' (build it with 'make image')"
+for n in "$vcpus" "$mem" "$swap_mb" "$timeout_s"; do
+	[[ $n =~ ^[1-9][0-9]*$ ]] || die "'$n' is not a positive whole number"
+done
+case $timing in realtime|icount) ;; *) die "unknown timing mode '$timing' (realtime or icount)" ;; esac
+case $accel in auto|kvm|tcg) ;; *) die "unknown accelerator '$accel' (auto, kvm or tcg)" ;; esac
+VB_DIE_CODE=$EXIT_INFRA
+mkdir -p "$out" || die "cannot create $out"
+
+# The run's command line, minus the accelerator, for the probe and the run.
+base_cmd() { # base_cmd SPEC SERIAL CHANNEL [SWAPDISK]
+	local cmd=(qemu-system-x86_64 -machine pc -m "$mem" -smp "$vcpus"
+		-kernel "$kdir/bzImage"
+		-append "console=ttyS0 root=/dev/vda rw init=/opt/vb/vb-agent panic=-1 loglevel=6"
+		-drive "file=$image,format=raw,if=virtio,snapshot=on"
+		-fw_cfg "name=opt/vswap-bench/spec,file=$1"
+		-display none -no-reboot -nodefaults
+		-serial "file:$2" -serial "file:$3")
+	[ -n "${4:-}" ] && cmd+=(-drive "file=$4,format=raw,if=virtio,cache=none")
+	printf '%s\n' "${cmd[@]}"
+}
+
+# KVM is usable only if a guest really boots on it: on some hosts /dev/kvm
+# exists but a normal kernel hangs before its first console line.  The answer
+# is cached per host boot and kernel.
+probe_accel() {
+	[ "$accel" != auto ] && { echo "$accel"; return; }
+	[ -w /dev/kvm ] || { echo tcg; return; }
+	local key cache d result=tcg
+	key=$(cat /proc/sys/kernel/random/boot_id)-$(sha256_of "$kdir/bzImage" | cut -c1-16)
+	cache=$BUILD_DIR/accel-probe/$key
+	[ -f "$cache" ] && { cat "$cache"; return; }
+	d=$(mktemp -d)
+	printf 'VB_WORKLOAD=probe\n' >"$d/spec"
+	mapfile -t cmd < <(base_cmd "$d/spec" "$d/serial" "$d/channel")
+	timeout -k 2 20 "${cmd[@]}" -accel kvm -cpu host >/dev/null 2>&1
+	grep -q '@@VB-AGENT-START' "$d/serial" 2>/dev/null && result=kvm
+	rm -rf "$d"
+	mkdir -p "${cache%/*}" && echo "$result" >"$cache"
+	echo "$result"
+}
+
+chosen=$(probe_accel)
+[ "$timing" = icount ] && chosen=tcg
+case $chosen in
+kvm) accel_args=(-accel kvm -cpu host) ;;
+tcg)
+	if [ "$timing" = icount ]; then
+		# Guest time follows executed instructions: deterministic CPU cost.
+		accel_args=(-accel tcg,thread=single -icount shift=3,sleep=off)
+	else
+		accel_args=(-accel tcg,thread=multi)
+	fi
+	[ "$accel" = tcg ] || warn "KVM is not usable here: running under TCG (software emulation; ~4-20x slower)" ;;
+esac
+
+swap_disk=$out/swap.raw
+rm -f "$swap_disk" && truncate -s "${swap_mb}M" "$swap_disk" || die "cannot create the swap disk"
+: >"$out/serial.log"; : >"$out/channel.raw"
+mapfile -t cmd < <(base_cmd "$spec" "$out/serial.log" "$out/channel.raw" "$swap_disk")
+cmd+=("${accel_args[@]}")
+
+start=$(date +%s.%N)
+timeout -k 5 "$timeout_s" "${cmd[@]}" >"$out/qemu.stderr" 2>&1
+qemu_rc=$?
+host_seconds=$(echo "$(date +%s.%N) - $start" | bc)
+rm -f "$swap_disk"
+
+# Split the record stream into files; a record cut off by a crash is kept
+# under its name with a .partial suffix.
+awk -v dir="$out" '
+	/^@@VB-BEGIN / { name = $2; file = dir "/" name ".partial"; printf "" > file; next }
+	/^@@VB-END /   { close(file); system("mv -f \"" file "\" \"" dir "/" name "\""); name = ""; next }
+	name != ""     { print >> file }
+' "$out/channel.raw"
+
+crash_re='Kernel panic - not syncing|Oops: |BUG: |general protection fault|kernel BUG at'
+if [ "$qemu_rc" = 124 ] || [ "$qemu_rc" = 137 ]; then
+	status=timeout rc=$EXIT_TIMEOUT reason="no power-off within ${timeout_s}s"
+elif grep -qE "$crash_re" "$out/serial.log"; then
+	status=kernel-crash rc=$EXIT_CRASH reason=$(grep -m1 -E "$crash_re" "$out/serial.log" | sed 's/^\[[^]]*\] //')
+elif [ -f "$out/unsupported" ]; then
+	status=unsupported rc=$EXIT_UNSUPPORTED reason=$(cat "$out/unsupported")
+elif [ -f "$out/infra" ]; then
+	status=failed-infra rc=$EXIT_INFRA reason=$(cat "$out/infra")
+elif [ "$qemu_rc" != 0 ]; then
+	status=failed-infra rc=$EXIT_INFRA reason="qemu exited with $qemu_rc: $(tail -n1 "$out/qemu.stderr")"
+elif [ ! -f "$out/result.json" ]; then
+	status=failed-infra rc=$EXIT_INFRA reason="the guest powered off without a result"
+elif ! grep -q '"workload_exit": 0,' "$out/result.json"; then
+	status=failed-workload rc=$EXIT_WORKLOAD reason=$(tail -n3 "$out/workload.stderr" 2>/dev/null | tr '\n' ' ')
+else
+	status=done rc=$EXIT_DONE reason=''
+fi
+warnings=$(grep -c 'WARNING: CPU:' "$out/serial.log")
+boot_s=$(sed -n 's/.*"uptime_at_agent_s": \([0-9.]*\).*/\1/p' "$out/boot" 2>/dev/null)
+
+write_atomic "$out/qemu.json" <<JSON
+{
+  "accelerator": "$chosen",
+  "timing_mode": "$timing",
+  "vcpus": $vcpus,
+  "guest_mem_mb": $mem,
+  "swap_mb": $swap_mb,
+  "image": $(json_str "$image"),
+  "status": "$status",
+  "exit_code": $rc,
+  "reason": $(json_str "$reason"),
+  "qemu_exit": $qemu_rc,
+  "host_seconds": $host_seconds,
+  "boot_to_agent_s": ${boot_s:-null},
+  "kernel_warnings": $warnings,
+  "command": $(json_str "${cmd[*]}")
+}
+JSON
+printf '%s\n%s\n%s\n' "$status" "$chosen" "$reason" >"$out/outcome"
+[ "$rc" = 0 ] || warn "$status: $reason (log: $out/serial.log)"
+exit "$rc"

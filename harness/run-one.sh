@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# run-one.sh PARAMS RUN_DIR
+#
+# One run: PARAMS is a resolved parameter file (harness/params.sh format).
+# Writes into RUN_DIR: params, run.json, spec, kernel.json, reproduce.sh, then
+# boots through qemu-run.sh (serial.log, result.json, ...) and last
+# status.json.  Exits with qemu-run.sh's code (0 done, 1 workload failed,
+# 2 kernel crash, 3 timeout, 4 infrastructure, 5 unsupported, 64 usage).
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+. "$VB_TOP/harness/params.sh"
+VB_DIE_CODE=64
+
+params_file=${1:-} run_dir=${2:-}
+[ -f "$params_file" ] && [ -n "$run_dir" ] || die "usage: run-one.sh PARAMS RUN_DIR"
+params_read "$params_file"
+params_validate
+VB_DIE_CODE=4
+kdir=$BUILD_DIR/kernels/${P[kernel]}
+[ -f "$kdir/kernel.json" ] || die "kernel '${P[kernel]}' is not built ($kdir); run 'make kernels'"
+image_json=$BUILD_DIR/image/guest.json
+[ -f "$image_json" ] || die "no guest image; run 'make image'"
+mkdir -p "$run_dir" || die "cannot create $run_dir"
+run_dir=$(cd "$run_dir" && pwd)
+campaign=$(basename "$(dirname "$(dirname "$run_dir")")")
+
+[ "$params_file" -ef "$run_dir/params" ] || params_write "$run_dir/params"
+cp "$kdir/kernel.json" "$run_dir/kernel.json"
+kernel_id=$(sed -n 's/.*"kernel_id": "\(.*\)".*/\1/p' "$kdir/kernel.json")
+image_id=$(sed -n 's/.*"image_id": "\(.*\)".*/\1/p' "$image_json")
+
+# The guest's view: harness settings as VB_* and the workload's parameters.
+{
+	for k in "${!P[@]}"; do
+		case $k in
+		*[a-z]*) printf 'VB_%s=%q\n' "${k^^}" "${P[$k]}" ;;
+		*) printf '%s=%q\n' "$k" "${P[$k]}" ;;
+		esac
+	done
+	printf 'VB_EXPECT_VCPUS=%s\n' "${P[vcpus]}"
+	# The workload gets the run's time less a margin for boot and collection.
+	printf 'VB_WORKLOAD_TIMEOUT=%s\n' $((P[timeout] * 9 / 10))
+} | LC_ALL=C sort | write_atomic "$run_dir/spec"
+
+# The accelerator is known only after the probe; qemu.json records it and
+# status.json repeats it.
+workload_params=$(for k in "${!P[@]}"; do
+	[[ $k == *[a-z]* ]] || printf '%s: %s\n' "$(json_str "$k")" "$(json_str "${P[$k]}")"
+done | LC_ALL=C sort | paste -sd, -)
+write_atomic "$run_dir/run.json" <<JSON
+{
+  "schema": 1,
+  "run_id": $(json_str "$(basename "$run_dir")"),
+  "campaign": $(json_str "$campaign"),
+  "kernel": $(json_str "${P[kernel]}"),
+  "kernel_id": "$kernel_id",
+  "workload": $(json_str "${P[workload]}"),
+  "backend": $(json_str "${P[backend]}"),
+  "memory_max": $(json_str "${P[memory_max]}"),
+  "params": {${workload_params}},
+  "settings": {$(for k in zswap_compressor zswap_pool_percent zram_size rotational swap_max zswap_max swap_mb timeout; do
+	printf '%s: %s, ' "$(json_str "$k")" "$(json_str "${P[$k]}")"; done | sed 's/, $//')},
+  "repetition": ${P[repetition]},
+  "warmup": $([ "${P[warmup]}" = 1 ] && echo true || echo false),
+  "vcpus": ${P[vcpus]},
+  "guest_mem_mb": ${P[guest_mem_mb]},
+  "timing_mode": "${P[timing]}",
+  "image_id": "$image_id",
+  "host": {"hostname": $(json_str "$(hostname)"), "cpus": $(nproc), "kernel": $(json_str "$(uname -r)"),
+           "qemu": $(json_str "$(qemu-system-x86_64 --version | head -n1)")}
+}
+JSON
+
+cat >"$run_dir/reproduce.sh" <<EOF
+#!/usr/bin/env bash
+# Re-runs exactly this run (same parameters, kernel '${P[kernel]}' $kernel_id,
+# image $image_id) into DIR (default: a new folder next to this one).
+here=\$(cd "\$(dirname "\$0")" && pwd)
+out=\${1:-\$here.reproduced-\$(date +%Y%m%d-%H%M%S)}
+built=\$(sed -n 's/.*"kernel_id": "\\(.*\\)".*/\\1/p' "$kdir/kernel.json" 2>/dev/null)
+[ "\$built" = "$kernel_id" ] || echo "warning: kernel '${P[kernel]}' is now \${built:-not built}, this run used $kernel_id" >&2
+mkdir -p "\$out" && cp "\$here/params" "\$out/params"
+exec "$VB_TOP/harness/run-one.sh" "\$out/params" "\$out"
+EOF
+chmod +x "$run_dir/reproduce.sh"
+
+write_status() { # write_status STATUS EXIT_CODE REASON
+	local q=$run_dir/qemu.json get
+	get() { sed -n "s/.*\"$1\": \\([^,]*\\),*\$/\\1/p" "$q" 2>/dev/null | head -n1; }
+	write_atomic "$run_dir/status.json" <<JSON
+{
+  "status": "$1",
+  "exit_code": $2,
+  "reason": $(json_str "$3"),
+  "started": "$started",
+  "finished": "$(date -u +%FT%TZ)",
+  "accelerator": ${accel_json:-null},
+  "host_seconds": $(get host_seconds | grep . || echo null),
+  "boot_to_agent_s": $(get boot_to_agent_s | grep . || echo null)
+}
+JSON
+}
+
+started=$(date -u +%FT%TZ)
+rm -f "$run_dir/status.json" "$run_dir/qemu.json" "$run_dir/outcome" "$run_dir/result.json"
+write_status running 0 ""
+"$VB_TOP/harness/qemu-run.sh" --kernel "$kdir" --spec "$run_dir/spec" --out "$run_dir" \
+	--vcpus "${P[vcpus]}" --mem "${P[guest_mem_mb]}" --swap-mb "${P[swap_mb]}" \
+	--timeout "${P[timeout]}" --timing "${P[timing]}"
+rc=$?
+if [ -f "$run_dir/outcome" ]; then
+	{ read -r status; read -r accel; read -r reason; } <"$run_dir/outcome"
+	accel_json=$(json_str "$accel")
+else
+	status=failed-infra reason="qemu-run.sh stopped before booting (exit $rc)"
+fi
+write_status "$status" "$rc" "$reason"
+exit "$rc"

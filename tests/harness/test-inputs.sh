@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Host-side tests of the harness scripts: planning, parameter checks and the
+# errors that wrong input must give.  Boots nothing.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/lib.sh"
+mkdir -p "${BUILD_DIR:-$top/build}"
+# Inside the build directory: the bad-patch test hard-links the kernel tree.
+tmp=$(mktemp -d -p "${BUILD_DIR:-$top/build}"); trap 'rm -rf "$tmp"' EXIT
+export RESULTS_DIR=$tmp/results
+
+cat >"$tmp/abba.conf" <<'C'
+axis kernel = baseline vswap
+axis backend = zswap disk
+workload = swap-verify
+swap-verify.SIZE_MB = 32
+repetitions = 2
+C
+n=$("$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c1" 2>&1)
+order=$(sed 's/-r[0-9].*//' "$tmp/c1/plan" | tr '\n' ' ')
+want="swap-verify-zswap-baseline swap-verify-zswap-vswap swap-verify-disk-baseline swap-verify-disk-vswap swap-verify-zswap-vswap swap-verify-zswap-baseline swap-verify-disk-vswap swap-verify-disk-baseline "
+[ "$n" = 8 ] && [ "$order" = "$want" ] && pass "plan expands axes x repetitions in ABBA order" ||
+	fail "plan expands axes x repetitions in ABBA order" "n=$n order=$order"
+
+p=$tmp/c1/runs/$(head -n1 "$tmp/c1/plan")/params
+grep -qx 'SIZE_MB=32' "$p" && grep -qx 'MODES=plain fork shmem' "$p" &&
+	pass "workload settings and defaults resolve into params" ||
+	fail "workload settings and defaults resolve into params" "$(cat "$p")"
+
+a=$(sed -n 1p "$tmp/c1/plan"); b=$(sed -n 2p "$tmp/c1/plan")
+[ "${a##*-}" = "${b##*-}" ] && [ "$a" != "$b" ] &&
+	pass "run ids share the config hash across kernels" || fail "run ids share the config hash across kernels" "$a $b"
+
+"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c2" backend=disk repetitions=1 >/dev/null
+[ "$(wc -l <"$tmp/c2/plan")" = 2 ] && pass "command-line key=value collapses an axis" ||
+	fail "command-line key=value collapses an axis" "$(cat "$tmp/c2/plan")"
+
+expect_fail "unknown backend is refused" "unknown backend 'floppy'" \
+	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" backend=floppy
+expect_fail "memory_max above guest memory is refused" "not below the guest's memory" \
+	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" memory_max=1G guest_mem_mb=512
+expect_fail "unknown parameter is refused" "unknown parameter 'SIZE_GB'" \
+	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" SIZE_GB=1
+expect_fail "unknown workload is refused" "unknown workload 'nope'" \
+	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" workload=nope
+expect_fail "bad timing mode is refused" "timing must be" \
+	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" timing=fast
+expect_fail "missing campaign is refused" "no campaign 'nosuch'" "$top/run.sh" nosuch --dry-run
+
+expect_fail "missing kernel source is refused" "kernel source not found" \
+	env KERNEL_SRC=/nonexistent BUILD_DIR="$tmp/build" "$top/harness/build-kernel.sh" baseline
+expect_fail "unknown kernel variant is refused" "usage" "$top/harness/build-kernel.sh" mainline
+expect_rc "qemu-run usage error exits 64" 64 "$top/harness/qemu-run.sh" --bogus x
+expect_fail "qemu-run without a kernel says so" "no kernel at" \
+	"$top/harness/qemu-run.sh" --kernel "$tmp/none" --spec /dev/null --out "$tmp/o"
+
+# A series whose patch does not apply must stop the build naming the patch.
+pristine=$(ls -d "${BUILD_DIR:-$top/build}"/src/linux-source-6.12-* 2>/dev/null | head -n1)
+if [ -n "$pristine" ]; then
+	mkdir -p "$tmp/series"
+	printf '0001-bogus.patch\n' >"$tmp/series/series"
+	printf -- '--- a/Makefile\n+++ b/Makefile\n@@ -1,1 +1,1 @@\n-this line is not in the Makefile\n+neither is this\n' \
+		>"$tmp/series/0001-bogus.patch"
+	expect_fail "a patch that does not apply names itself" "0001-bogus.patch does not apply" \
+		env KERNEL_SRC="$pristine" PATCHES="$tmp/series" BUILD_DIR="$tmp/build" \
+		"$top/harness/build-kernel.sh" vswap
+else
+	skip "a patch that does not apply names itself" "no extracted kernel tree yet"
+fi
+summary harness-inputs

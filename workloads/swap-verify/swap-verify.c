@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * swap-verify: push pages of known content through swap and check every byte
+ * when they come back.
+ *
+ * The pages are filled by pagefill (four classes, content a function of seed
+ * and index), forced out by the cgroup limit the caller set and by
+ * MADV_PAGEOUT, then read back.  Modes:
+ *   plain  private anonymous memory;
+ *   fork   children verify the parent's swapped pages (shared copy-on-write
+ *          swap entries, swap counts above one), rewrite their share and
+ *          verify it; the parent then checks that it still sees its own data;
+ *   shmem  a memfd (tmpfs) mapping, swapped through the shmem path.
+ * Every mode then rewrites every other page, pages out again and verifies
+ * all pages once more, so freed and reused swap slots are exercised too.
+ *
+ * Output: one JSON object (stdout, or --json FILE).  Exit 0 when every page
+ * matched, 1 on a mismatch (the first bad page is named on stderr and in the
+ * JSON), 2 on a usage or system error.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pagefill.h"
+
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+
+#define PM_SWAP (1ULL << 62)
+#define PM_SWAP_TYPE_MASK 0x1fULL
+
+struct options {
+	size_t size_mib;
+	const char *mode;
+	int children;
+	uint64_t seed;
+	unsigned int classes;
+	const char *json_path;
+};
+
+struct mismatch {
+	const char *phase;
+	size_t page;
+	enum vb_page_class cls;
+	long offset;
+};
+
+struct residency {
+	size_t nonresident;	/* pages mincore() reports not in memory */
+	size_t swap_ptes;	/* pagemap entries with the swapped bit */
+	unsigned int swap_types;	/* bit mask of swap types in those entries */
+};
+
+static const char *prog = "swap-verify";
+
+static void fail_sys(const char *what)
+{
+	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(errno));
+	exit(2);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: %s [--size-mib N] [--mode plain|fork|shmem] [--children K]\n"
+		"       [--seed S] [--classes random,text,zero,same] [--json FILE]\n",
+		prog);
+	exit(2);
+}
+
+static unsigned long parse_num(const char *opt, const char *s, unsigned long max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || *end || end == s || v == 0 || v > max) {
+		fprintf(stderr, "%s: %s needs a number from 1 to %lu, not '%s'\n",
+			prog, opt, max, s);
+		exit(2);
+	}
+	return v;
+}
+
+static void parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "size-mib", required_argument, NULL, 's' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "children", required_argument, NULL, 'c' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "classes", required_argument, NULL, 'C' },
+		{ "json", required_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*o = (struct options){ .size_mib = 64, .mode = "plain", .children = 4,
+			       .seed = 1, .classes = (1u << VB_NR_CLASSES) - 1 };
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': o->size_mib = parse_num("--size-mib", optarg, 1UL << 20); break;
+		case 'm': o->mode = optarg; break;
+		case 'c': o->children = parse_num("--children", optarg, 4096); break;
+		case 'S': o->seed = parse_num("--seed", optarg, ~0UL); break;
+		case 'C':
+			o->classes = vb_parse_classes(optarg);
+			if (!o->classes) {
+				fprintf(stderr, "%s: --classes takes a comma list of random,text,zero,same, not '%s'\n",
+					prog, optarg);
+				exit(2);
+			}
+			break;
+		case 'j': o->json_path = optarg; break;
+		default: usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	if (strcmp(o->mode, "plain") && strcmp(o->mode, "fork") && strcmp(o->mode, "shmem")) {
+		fprintf(stderr, "%s: unknown mode '%s' (plain, fork or shmem)\n", prog, o->mode);
+		exit(2);
+	}
+}
+
+static void fill_range(char *base, const struct options *o, size_t first,
+		       size_t end, size_t step, uint32_t gen)
+{
+	size_t i;
+
+	for (i = first; i < end; i += step)
+		vb_fill_page(base + i * VB_PAGE_SIZE, vb_page_class_of(o->classes, i),
+			     o->seed, i, gen);
+}
+
+/*
+ * Check pages first, first+step, ... below end; page i is expected at
+ * generation gen_of(i).  Returns the number of bad pages and records the first.
+ */
+static size_t check_range(const char *base, const struct options *o, size_t first,
+			  size_t end, size_t step, uint32_t (*gen_of)(size_t, const void *),
+			  const void *gen_arg, const char *phase, struct mismatch *first_bad)
+{
+	size_t i, bad = 0;
+
+	for (i = first; i < end; i += step) {
+		enum vb_page_class cls = vb_page_class_of(o->classes, i);
+		long off = vb_check_page(base + i * VB_PAGE_SIZE, cls, o->seed, i,
+					 gen_of(i, gen_arg));
+
+		if (off < 0)
+			continue;
+		if (!bad++ && first_bad && !first_bad->phase)
+			*first_bad = (struct mismatch){ phase, i, cls, off };
+	}
+	return bad;
+}
+
+static uint32_t gen_zero(size_t index, const void *arg)
+{
+	(void)index; (void)arg;
+	return 0;
+}
+
+/* After the rewrite pass odd pages are at generation 1. */
+static uint32_t gen_rewritten(size_t index, const void *arg)
+{
+	(void)arg;
+	return index & 1;
+}
+
+static void page_out(char *base, size_t len, int *pageout_supported)
+{
+	if (madvise(base, len, MADV_PAGEOUT) == 0)
+		return;
+	if (errno != EINVAL)
+		fail_sys("madvise(MADV_PAGEOUT)");
+	*pageout_supported = 0;
+}
+
+static struct residency measure_residency(char *base, size_t pages)
+{
+	struct residency r = { 0 };
+	unsigned char *vec = malloc(pages);
+	uint64_t entry;
+	size_t i;
+	int fd;
+
+	if (!vec)
+		fail_sys("malloc");
+	if (mincore(base, pages * VB_PAGE_SIZE, vec))
+		fail_sys("mincore");
+	for (i = 0; i < pages; i++)
+		r.nonresident += !(vec[i] & 1);
+	free(vec);
+
+	fd = open("/proc/self/pagemap", O_RDONLY);
+	if (fd < 0)
+		return r;
+	for (i = 0; i < pages; i++) {
+		off_t off = ((uintptr_t)base / VB_PAGE_SIZE + i) * sizeof(entry);
+
+		if (pread(fd, &entry, sizeof(entry), off) != sizeof(entry))
+			break;
+		if (entry & PM_SWAP) {
+			r.swap_ptes++;
+			r.swap_types |= 1u << (entry & PM_SWAP_TYPE_MASK);
+		}
+	}
+	close(fd);
+	return r;
+}
+
+/*
+ * Child @k of @n: verify everything the parent wrote, rewrite pages k, k+n,
+ * ... at generation k + 1, push them out again and verify them.
+ */
+static uint32_t gen_child(size_t index, const void *arg)
+{
+	(void)index;
+	return *(const uint32_t *)arg;
+}
+
+static int run_child(char *base, size_t pages, const struct options *o, int k,
+		     int *pageout_supported)
+{
+	struct mismatch bad = { 0 };
+	uint32_t gen = k + 1;
+
+	if (check_range(base, o, 0, pages, 1, gen_zero, NULL, "child-verify", &bad) == 0) {
+		fill_range(base, o, k, pages, o->children, gen);
+		page_out(base, pages * VB_PAGE_SIZE, pageout_supported);
+		check_range(base, o, k, pages, o->children, gen_child, &gen,
+			    "child-rewrite", &bad);
+	}
+	if (!bad.phase)
+		return 0;
+	fprintf(stderr, "%s: MISMATCH mode=fork child=%d phase=%s page=%zu class=%s offset=%ld\n",
+		prog, k, bad.phase, bad.page, vb_class_names[bad.cls], bad.offset);
+	return 1;
+}
+
+static int run_children(char *base, size_t pages, const struct options *o,
+			int *pageout_supported)
+{
+	int k, status, failed = 0;
+
+	for (k = 0; k < o->children; k++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			fail_sys("fork");
+		if (pid == 0)
+			_exit(run_child(base, pages, o, k, pageout_supported));
+	}
+	while (wait(&status) > 0)
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			failed++;
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct mismatch bad = { 0 };
+	struct residency after_pageout, after_rewrite;
+	size_t pages, len, nbad = 0, per_class[VB_NR_CLASSES] = { 0 }, i;
+	int pageout_supported = 1, children_failed = 0, fd = -1;
+	double t0, t_fill, t_out, t_verify, t_end;
+	FILE *out = stdout;
+	char *base;
+
+	parse_options(argc, argv, &o);
+	pages = o.size_mib * (1024 * 1024 / VB_PAGE_SIZE);
+	len = pages * VB_PAGE_SIZE;
+
+	if (!strcmp(o.mode, "shmem")) {
+		fd = memfd_create("swap-verify", 0);
+		if (fd < 0 || ftruncate(fd, len))
+			fail_sys("memfd");
+		base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	} else {
+		base = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	}
+	if (base == MAP_FAILED)
+		fail_sys("mmap");
+	/* Whole-page swap only: huge pages would be split or kept resident. */
+	madvise(base, len, MADV_NOHUGEPAGE);
+
+	t0 = now();
+	fill_range(base, &o, 0, pages, 1, 0);
+	t_fill = now();
+	page_out(base, len, &pageout_supported);
+	t_out = now();
+	after_pageout = measure_residency(base, pages);
+
+	if (!strcmp(o.mode, "fork"))
+		children_failed = run_children(base, pages, &o, &pageout_supported);
+	nbad += check_range(base, &o, 0, pages, 1, gen_zero, NULL, "verify", &bad);
+	t_verify = now();
+
+	fill_range(base, &o, 1, pages, 2, 1);
+	page_out(base, len, &pageout_supported);
+	after_rewrite = measure_residency(base, pages);
+	nbad += check_range(base, &o, 0, pages, 1, gen_rewritten, NULL, "rewrite-verify", &bad);
+	t_end = now();
+
+	for (i = 0; i < pages; i++)
+		per_class[vb_page_class_of(o.classes, i)]++;
+
+	if (o.json_path && !(out = fopen(o.json_path, "w")))
+		fail_sys(o.json_path);
+	fprintf(out, "{\n  \"mode\": \"%s\",\n  \"size_mib\": %zu,\n  \"pages\": %zu,\n"
+		"  \"seed\": %llu,\n  \"children\": %d,\n  \"pages_per_class\": {",
+		o.mode, o.size_mib, pages, (unsigned long long)o.seed,
+		strcmp(o.mode, "fork") ? 0 : o.children);
+	for (i = 0; i < VB_NR_CLASSES; i++)
+		fprintf(out, "%s\"%s\": %zu", i ? ", " : "", vb_class_names[i], per_class[i]);
+	fprintf(out, "},\n  \"madv_pageout\": %s,\n"
+		"  \"nonresident_after_pageout\": %zu,\n  \"swap_ptes_after_pageout\": %zu,\n"
+		"  \"swap_type_mask\": %u,\n  \"nonresident_after_rewrite\": %zu,\n"
+		"  \"fill_s\": %.6f,\n  \"pageout_s\": %.6f,\n  \"verify_s\": %.6f,\n"
+		"  \"rewrite_verify_s\": %.6f,\n  \"pages_verified\": %zu,\n"
+		"  \"mib_verified\": %zu,\n  \"mismatches\": %zu,\n  \"children_failed\": %d",
+		pageout_supported ? "true" : "false", after_pageout.nonresident,
+		after_pageout.swap_ptes, after_pageout.swap_types | after_rewrite.swap_types,
+		after_rewrite.nonresident, t_fill - t0, t_out - t_fill, t_verify - t_out,
+		t_end - t_verify, 2 * pages, 2 * o.size_mib, nbad, children_failed);
+	if (bad.phase)
+		fprintf(out, ",\n  \"first_bad\": {\"phase\": \"%s\", \"page\": %zu, \"class\": \"%s\", \"offset\": %ld}",
+			bad.phase, bad.page, vb_class_names[bad.cls], bad.offset);
+	fprintf(out, "\n}\n");
+	if (out != stdout)
+		fclose(out);
+
+	if (bad.phase)
+		fprintf(stderr, "%s: MISMATCH mode=%s phase=%s page=%zu class=%s offset=%ld (%zu bad pages)\n",
+			prog, o.mode, bad.phase, bad.page, vb_class_names[bad.cls], bad.offset, nbad);
+	if (children_failed)
+		fprintf(stderr, "%s: %d of %d children found bad pages\n", prog,
+			children_failed, o.children);
+	return nbad || children_failed ? 1 : 0;
+}
