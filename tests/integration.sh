@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The integration tests: run the test campaigns on real kernels in QEMU, then
+# check what they wrote (tests/integration/test_campaigns.py).
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+export RESULTS_DIR=${BUILD_DIR:-$top/build}/test-results
+rm -rf "$RESULTS_DIR"
+
+"$top/run.sh" "$top/tests/campaigns/integration.conf"
+echo "integration campaign: run.sh exit $?"
+"$top/run.sh" "$top/tests/campaigns/crash.conf"
+echo "crash campaign: run.sh exit $? (1 expected: it has crashed runs)"
+
+VB_TEST_RESULTS=$RESULTS_DIR /usr/bin/python3 -m pytest -q -p no:cacheprovider "$top/tests/integration"
