@@ -6,6 +6,7 @@ so that they can never disagree about a number.
 import numpy as np
 import pandas as pd
 
+from .metrics import CORE_METRICS
 from .stats import MIN_REPETITIONS, compare_samples, summarize
 
 COMPARISON_COLUMNS = [
@@ -42,4 +43,14 @@ def compare_sides(metrics: pd.DataFrame, side_column: str, base: str, new: str, 
         row["unit"] = group["unit"].iloc[0]
         row["higher_is_better"] = group["higher_is_better"].iloc[0]
         rows.append(row)
-    return pd.DataFrame(rows, columns=keys + COMPARISON_COLUMNS)
+    frame = pd.DataFrame(rows, columns=keys + COMPARISON_COLUMNS)
+    # Within a configuration, the timing metrics first (as in the cover letter), then the rest by name.
+    rank = frame["metric"].map(lambda name: CORE_METRICS.index(name) if name in CORE_METRICS else len(CORE_METRICS))
+    return frame.assign(_rank=rank).sort_values(keys[:-1] + ["_rank", "metric"]).drop(columns="_rank")
+
+
+def split_config(frame: pd.DataFrame, columns) -> tuple[list, dict]:
+    """(columns that vary between rows, {column: value} for those that are the same everywhere)."""
+    varying = [column for column in columns if frame[column].nunique(dropna=False) > 1]
+    common = {column: frame[column].iloc[0] for column in columns if column not in varying and len(frame)}
+    return varying, common

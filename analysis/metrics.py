@@ -10,6 +10,7 @@ import re
 from typing import Iterator, NamedTuple
 
 USEC_PER_S = 1e6
+CORE_METRICS = ("real", "sys", "user")
 
 # vmstat counters worth keeping: swap traffic, zswap, THP swap and faults (swapoff leaves minor faults).
 # The full vmstat has ~170 fields; keeping all would drown the tables in unrelated page-cache counters.

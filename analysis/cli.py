@@ -1,0 +1,111 @@
+"""Command line: `report` and `compare` (see analysis/__init__.py)."""
+import argparse
+import re
+import sys
+
+from . import compare
+from .loader import load_campaign
+from .overhead_model import GIB
+from .comparison import split_config
+from .render import text_table
+from .schema import CONFIG_COLUMNS
+
+EXIT_OK, EXIT_REGRESSION, EXIT_USAGE = 0, 1, 2
+
+
+def _tcg_warning(*campaigns) -> str:
+    accelerators = set().union(*(set(c.runs["accelerator"]) for c in campaigns))
+    if "tcg" in accelerators:
+        return ("WARNING: some runs used TCG (software emulation, no KVM). Their times measure the emulator, "
+                "not the kernel; only relative changes between kernels run the same way mean anything.\n")
+    return ""
+
+
+def _filter_metrics(metrics, pattern):
+    return metrics if pattern is None else metrics[metrics["metric"].str.contains(pattern, regex=True)]
+
+
+def run_compare(args) -> int:
+    try:
+        re.compile(args.metrics or "")
+        campaigns = [load_campaign(path) for path in args.campaigns]
+    except (re.error, FileNotFoundError) as error:
+        print(f"analysis compare: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if len(campaigns) == 1:
+        if not args.kernels:
+            print("analysis compare: one campaign needs --kernels BASE NEW", file=sys.stderr)
+            return EXIT_USAGE
+        base_label, new_label = args.kernels
+        judged = compare.compare_kernels(_filter_metrics(campaigns[0].metrics, args.metrics),
+                                         base_label, new_label, args.noise_floor)
+        config_columns = CONFIG_COLUMNS
+    else:
+        base_label, new_label = (c.name for c in campaigns)
+        judged = compare.compare_campaigns(*(_filter_metrics(c.metrics, args.metrics) for c in campaigns),
+                                           default_floor=args.noise_floor)
+        config_columns = ("kernel",) + CONFIG_COLUMNS
+    if judged.empty:
+        print(f"analysis compare: no metric present on both sides ({base_label} vs {new_label})", file=sys.stderr)
+        return EXIT_USAGE
+    print(_tcg_warning(*campaigns), end="")
+    print(f"base: {base_label}   new: {new_label}   (* = 95% CI excludes no change; "
+          f"floor = noise floor, default {100 * args.noise_floor:.0f}% unless A/A runs set it)")
+    _, common = split_config(judged, config_columns)
+    print("common: " + "  ".join(f"{column}={value}" for column, value in common.items() if value != ""))
+    print(text_table(compare.display_compare(judged, base_label, new_label, config_columns)))
+    if args.csv:
+        judged.to_csv(args.csv, index=False)
+    problems = sum(len(c.problems) for c in campaigns)
+    if problems:
+        print(f"{problems} run file(s) could not be used; see the messages above.")
+    found = compare.regressions(judged)
+    if len(found):
+        print(f"{len(found)} regression(s) beyond the noise floor: " + ", ".join(found["metric"].unique()))
+        return EXIT_REGRESSION
+    return EXIT_OK
+
+
+def run_report(args) -> int:
+    from .report import build_report  # matplotlib is only imported when a report is built
+    try:
+        campaign = load_campaign(args.campaign)
+    except FileNotFoundError as error:
+        print(f"analysis report: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    index = build_report(campaign, base=args.base, new=args.new, swap_bytes=int(args.swap_size_gib * GIB))
+    print(f"analysis report: {index}")
+    return EXIT_OK
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python3 -m analysis", description=__doc__)
+    commands = top.add_subparsers(dest="command", required=True)
+
+    report = commands.add_parser("report", help="tables, plots and index.html for one campaign")
+    report.add_argument("campaign", help="results/<campaign>")
+    report.add_argument("--base", default="baseline", help="base kernel label (default: baseline)")
+    report.add_argument("--new", default="vswap", help="new kernel label (default: vswap)")
+    report.add_argument("--swap-size-gib", type=float, default=32, help="swap size for the overhead model")
+    report.set_defaults(run=run_report)
+
+    comp = commands.add_parser("compare", help="mmtests-style comparison; exit 1 on a regression",
+                               description="Compare two campaigns (BASE NEW) or two kernels in one campaign "
+                                           "(CAMPAIGN --kernels BASE NEW). Exit status: 0 no regression, "
+                                           "1 regression beyond the noise floor, 2 usage error or nothing to compare.")
+    comp.add_argument("campaigns", nargs="+", metavar="CAMPAIGN", help="one or two campaign directories")
+    comp.add_argument("--kernels", nargs=2, metavar=("BASE", "NEW"), help="kernel labels to compare within one campaign")
+    comp.add_argument("--metrics", metavar="REGEX", help="only metrics whose name matches")
+    comp.add_argument("--noise-floor", type=float, default=compare.DEFAULT_NOISE_FLOOR,
+                      help="fraction used where no A/A runs give one (default: %(default)s)")
+    comp.add_argument("--csv", metavar="FILE", help="also write the full comparison as CSV")
+    comp.set_defaults(run=run_compare)
+    return top
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    if args.command == "compare" and len(args.campaigns) > 2:
+        print("analysis compare: give one or two campaigns", file=sys.stderr)
+        return EXIT_USAGE
+    return args.run(args)

@@ -1,0 +1,30 @@
+"""Render a display DataFrame (all cells already strings) as plain text, Markdown or HTML."""
+import html
+
+import pandas as pd
+
+
+def _cells(frame: pd.DataFrame) -> list[list[str]]:
+    return [[str(column) for column in frame.columns]] + frame.fillna("").astype(str).values.tolist()
+
+
+def text_table(frame: pd.DataFrame) -> str:
+    rows = _cells(frame)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    rows = [[cell.replace("|", "\\|") for cell in row] for row in _cells(frame)]
+    lines = ["| " + " | ".join(row) + " |" for row in rows]
+    lines.insert(1, "|" + "|".join("---" for _ in rows[0]) + "|")
+    return "\n".join(lines)
+
+
+def html_table(frame: pd.DataFrame) -> str:
+    rows = _cells(frame)
+    header = "".join(f"<th>{html.escape(cell)}</th>" for cell in rows[0])
+    body = "\n".join("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in rows[1:])
+    return f"<table>\n<thead><tr>{header}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"

@@ -1,0 +1,73 @@
+"""The cover letter's sys-time table: per backend, baseline vs vswap, real and sys, with what it lacks
+(ratio with a bootstrap CI, Mann-Whitney p, n) and the published numbers beside ours."""
+import numpy as np
+import pandas as pd
+
+from . import formatting as fmt
+from .comparison import compare_sides
+from .reference import published_systime
+from .schema import CONFIG_COLUMNS
+
+SYSTIME_METRICS = ("real", "sys")
+PUBLISHED_VERSION = "v3"  # the cover letter we reproduce; other versions are listed as ratios only
+
+
+def _published_ratios(published: pd.DataFrame, base: str, new: str) -> pd.DataFrame:
+    """Per (version, backend, metric): base and new mean/sd as published, and their ratio."""
+    wide = published.pivot_table(index=["version", "backend", "metric"], columns="kernel",
+                                 values=["mean", "stdev"], aggfunc="first")
+    if (("mean", base) not in wide.columns) or (("mean", new) not in wide.columns):
+        return pd.DataFrame(columns=["version", "backend", "metric", "pub_base_mean", "pub_base_sd",
+                                     "pub_new_mean", "pub_new_sd", "pub_ratio"])
+    frame = pd.DataFrame({
+        "pub_base_mean": wide[("mean", base)], "pub_base_sd": wide[("stdev", base)],
+        "pub_new_mean": wide[("mean", new)], "pub_new_sd": wide[("stdev", new)],
+    }).dropna(subset=["pub_base_mean", "pub_new_mean"])
+    frame["pub_ratio"] = frame["pub_new_mean"] / frame["pub_base_mean"]
+    return frame.reset_index()
+
+
+def _direction(row) -> str:
+    """Does our significant change go the same way as v3's published one?"""
+    if np.isnan(row.pub_ratio):
+        return ""
+    if not row.ci_excludes_one:
+        return "ours n.s."
+    return "same" if np.sign(row.ratio - 1) == np.sign(row.pub_ratio - 1) else "opposite"
+
+
+def systime_table(metrics: pd.DataFrame, base: str = "baseline", new: str = "vswap",
+                  published: pd.DataFrame = None) -> pd.DataFrame:
+    """Numeric table (one row per config x metric); see display_systime for the printed shape."""
+    published = published_systime() if published is None else published
+    ours = compare_sides(metrics[metrics["metric"].isin(SYSTIME_METRICS)], "kernel", base, new, CONFIG_COLUMNS)
+    ratios = _published_ratios(published, base, new)
+    v3 = ratios[ratios["version"] == PUBLISHED_VERSION].drop(columns="version")
+    table = ours.merge(v3, on=["backend", "metric"], how="left")
+    others = ratios[ratios["version"] != PUBLISHED_VERSION]
+    later = (others.assign(text=others["version"] + " " + others["pub_ratio"].map("{:.3f}".format))
+             .groupby(["backend", "metric"])["text"].agg("; ".join).rename("later_versions_ratio"))
+    table = table.merge(later.reset_index(), on=["backend", "metric"], how="left")
+    table["direction_vs_v3"] = [_direction(row) for row in table.itertuples()]
+    return table
+
+
+def display_systime(table: pd.DataFrame, base: str = "baseline", new: str = "vswap") -> pd.DataFrame:
+    """The printed shape: strings, one row per workload x backend x metric."""
+    return pd.DataFrame({
+        "workload": table["workload"], "backend": table["backend"], "memory.max": table["memory_max"],
+        "accel": table["accelerator"], "metric": table["metric"],
+        f"{base} mean ± sd (s)": [fmt.mean_sd(m, s) for m, s in zip(table.base_mean, table.base_sd)],
+        "n": table["base_n"],
+        f"{new} mean ± sd (s)": [fmt.mean_sd(m, s) for m, s in zip(table.new_mean, table.new_sd)],
+        "n ": table["new_n"],
+        f"{new}/{base} [95% CI]": [fmt.ratio_ci(*v) for v in zip(table.ratio, table.ci_low, table.ci_high)],
+        "mark": np.where(table["ci_excludes_one"], "*", ""),
+        "MWU p": table["p_value"].map(fmt.p_value),
+        "warning": np.where(table["few_repetitions"], "n<5", ""),
+        f"{PUBLISHED_VERSION} {base}": [fmt.mean_sd(m, s) for m, s in zip(table.pub_base_mean, table.pub_base_sd)],
+        f"{PUBLISHED_VERSION} {new}": [fmt.mean_sd(m, s) for m, s in zip(table.pub_new_mean, table.pub_new_sd)],
+        f"{PUBLISHED_VERSION} ratio": table["pub_ratio"].map(lambda r: "" if np.isnan(r) else f"{r:.3f}"),
+        "later versions": table["later_versions_ratio"],
+        "direction vs v3": table["direction_vs_v3"],
+    })

@@ -1,0 +1,85 @@
+"""Regression verdicts on synthetic campaigns with known answers."""
+import re
+
+import pytest
+
+from analysis.cli import EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, main
+from analysis.compare import DEFAULT_NOISE_FLOOR, compare_kernels
+from analysis.loader import load_campaign
+from analysis.tests.synthetic import samples, write_campaign
+
+N = 8
+NOISE = 0.01
+
+
+def two_kernels(tmp_path, sys_factor, n=N, noise=NOISE, name="c"):
+    return write_campaign(tmp_path, name, {
+        ("baseline", "zswap"): samples(100, 20, n, noise, seed=1),
+        ("vswap", "zswap"): samples(100, 20 * sys_factor, n, noise, seed=3),
+    })
+
+
+def verdicts(campaign):
+    judged = compare_kernels(load_campaign(campaign).metrics, "baseline", "vswap")
+    return judged.set_index("metric")
+
+
+def test_identical_distributions_flag_nothing(tmp_path):
+    campaign = two_kernels(tmp_path, sys_factor=1.0, noise=0.03)
+    judged = verdicts(campaign)
+    assert {"real", "sys", "user"} <= set(judged.index)
+    assert not (judged["verdict"] == "REGRESSION").any()
+    assert main(["compare", str(campaign), "--kernels", "baseline", "vswap"]) == EXIT_OK
+
+
+def test_ten_percent_sys_increase_is_a_regression_with_positive_change(tmp_path, capsys):
+    campaign = two_kernels(tmp_path, sys_factor=1.10)
+    judged = verdicts(campaign)
+    sys_row = judged.loc["sys"]
+    assert sys_row["verdict"] == "REGRESSION"
+    assert 1.07 < sys_row["ratio"] < 1.13 and sys_row["ci_low"] > 1
+    assert judged.loc["real", "verdict"] != "REGRESSION"
+    assert main(["compare", str(campaign), "--kernels", "baseline", "vswap"]) == EXIT_REGRESSION
+    out = capsys.readouterr().out
+    assert "REGRESSION" in out
+    assert re.search(r"\+(9|10|11)\.\d\d% \[", out)
+
+
+def test_ten_percent_sys_decrease_is_an_improvement(tmp_path):
+    campaign = two_kernels(tmp_path, sys_factor=0.90)
+    assert verdicts(campaign).loc["sys", "verdict"] == "improvement"
+    assert main(["compare", str(campaign), "--kernels", "baseline", "vswap"]) == EXIT_OK
+
+
+def test_two_repetitions_warn_and_do_not_fail_ci(tmp_path):
+    campaign = two_kernels(tmp_path, sys_factor=1.10, n=2)
+    sys_row = verdicts(campaign).loc["sys"]
+    assert sys_row["few_repetitions"]
+    assert sys_row["verdict"] in ("regression?", "")
+    assert main(["compare", str(campaign), "--kernels", "baseline", "vswap"]) == EXIT_OK
+
+
+def test_aa_runs_set_the_noise_floor(tmp_path):
+    campaign = write_campaign(tmp_path, "c", {
+        ("baseline", "zswap"): samples(100, 20, 10, 0.10, seed=1),
+        ("baseline-aa", "zswap"): samples(100, 20, 10, 0.10, seed=5),
+        ("vswap", "zswap"): samples(100, 20, 10, 0.10, seed=7),
+    })
+    judged = verdicts(campaign)
+    assert judged.loc["sys", "noise_floor_source"] == "A/A"
+    assert judged.loc["sys", "noise_floor"] != DEFAULT_NOISE_FLOOR
+    assert judged.loc["sys", "noise_floor"] > 0.02  # 10 % noise cannot give a floor tighter than this
+
+
+def test_two_campaigns_compare_the_same_kernel_across_them(tmp_path):
+    before = two_kernels(tmp_path, sys_factor=1.0, name="before")
+    after = two_kernels(tmp_path, sys_factor=1.10, name="after")
+    assert main(["compare", str(before), str(after), "--metrics", "^sys$"]) == EXIT_REGRESSION
+    assert main(["compare", str(before), str(before)]) == EXIT_OK
+
+
+@pytest.mark.parametrize("argv", [["compare", "nowhere", "--kernels", "a", "b"], ["compare", "{campaign}"],
+                                  ["compare", "{campaign}", "--kernels", "baseline", "nosuchkernel"]])
+def test_usage_errors_exit_2(tmp_path, argv):
+    campaign = two_kernels(tmp_path, sys_factor=1.0)
+    assert main([arg.format(campaign=campaign) for arg in argv]) == EXIT_USAGE
