@@ -17,7 +17,7 @@ from .metrics import metric_rows
 
 RUN_COLUMNS = [
     "run_id", "kernel", "kernel_id", "workload", "backend", "memory_max", "params", "repetition", "warmup",
-    "accelerator", "timing_mode", "image_id", "hostname", "status", "reason",
+    "accelerator", "timing_mode", "image_id", "hostname", "qemu", "status", "reason",
 ]
 METRIC_COLUMNS = [
     "run_id", "kernel", "kernel_id", "workload", "backend", "memory_max", "params", "repetition",
@@ -89,6 +89,7 @@ def _run_record(run: dict) -> dict:
         "timing_mode": run.get("timing_mode", "unknown"),
         "image_id": run.get("image_id", ""),
         "hostname": host.get("hostname", ""),
+        "qemu": host.get("qemu", ""),
         "status": "",
         "reason": "",
     }

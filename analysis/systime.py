@@ -15,7 +15,7 @@ PUBLISHED_VERSION = "v3"  # the cover letter we reproduce; other versions are li
 def _published_ratios(published: pd.DataFrame, base: str, new: str) -> pd.DataFrame:
     """Per (version, backend, metric): base and new mean/sd as published, and their ratio."""
     wide = published.pivot_table(index=["version", "backend", "metric"], columns="kernel",
-                                 values=["mean", "stdev"], aggfunc="first")
+                                 values=["mean", "stdev"], aggfunc="first", observed=True)
     if (("mean", base) not in wide.columns) or (("mean", new) not in wide.columns):
         return pd.DataFrame(columns=["version", "backend", "metric", "pub_base_mean", "pub_base_sd",
                                      "pub_new_mean", "pub_new_sd", "pub_ratio"])
@@ -40,12 +40,14 @@ def systime_table(metrics: pd.DataFrame, base: str = "baseline", new: str = "vsw
                   published: pd.DataFrame = None) -> pd.DataFrame:
     """Numeric table (one row per config x metric); see display_systime for the printed shape."""
     published = published_systime() if published is None else published
+    # Keep the file's (chronological) version order in the "later versions" column.
+    published = published.assign(version=pd.Categorical(published["version"], published["version"].unique()))
     ours = compare_sides(metrics[metrics["metric"].isin(SYSTIME_METRICS)], "kernel", base, new, CONFIG_COLUMNS)
     ratios = _published_ratios(published, base, new)
     v3 = ratios[ratios["version"] == PUBLISHED_VERSION].drop(columns="version")
     table = ours.merge(v3, on=["backend", "metric"], how="left")
     others = ratios[ratios["version"] != PUBLISHED_VERSION]
-    later = (others.assign(text=others["version"] + " " + others["pub_ratio"].map("{:.3f}".format))
+    later = (others.assign(text=others["version"].astype(str) + " " + others["pub_ratio"].map("{:.3f}".format))
              .groupby(["backend", "metric"])["text"].agg("; ".join).rename("later_versions_ratio"))
     table = table.merge(later.reset_index(), on=["backend", "metric"], how="left")
     table["direction_vs_v3"] = [_direction(row) for row in table.itertuples()]
@@ -58,9 +60,9 @@ def display_systime(table: pd.DataFrame, base: str = "baseline", new: str = "vsw
         "workload": table["workload"], "backend": table["backend"], "memory.max": table["memory_max"],
         "accel": table["accelerator"], "metric": table["metric"],
         f"{base} mean ± sd (s)": [fmt.mean_sd(m, s) for m, s in zip(table.base_mean, table.base_sd)],
-        "n": table["base_n"],
+        f"{base} n": table["base_n"],
         f"{new} mean ± sd (s)": [fmt.mean_sd(m, s) for m, s in zip(table.new_mean, table.new_sd)],
-        "n ": table["new_n"],
+        f"{new} n": table["new_n"],
         f"{new}/{base} [95% CI]": [fmt.ratio_ci(*v) for v in zip(table.ratio, table.ci_low, table.ci_high)],
         "mark": np.where(table["ci_excludes_one"], "*", ""),
         "MWU p": table["p_value"].map(fmt.p_value),

@@ -1,0 +1,119 @@
+"""PNG plots. Every plot of measurements shows each repetition (no bare bars): a mean hides bimodal runs.
+
+Each function writes one or more files into out_dir and returns their paths ([] when there is no data).
+"""
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display on the build host
+import matplotlib.pyplot as plt  # noqa: E402  (must follow the backend choice)
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from .overhead_model import COVER_LETTER_DESIGNS, DESIGNS, MIB, SCENARIOS, swap_slots  # noqa: E402
+
+DPI = 100
+JITTER_SEED = 1  # fixed, so a rebuilt report gives identical images
+# Swapoff workload convention: "swapoff_s" (time) and "swapped_mib" or "swapped_bytes" (size) in its output.
+SWAPOFF_TIME = re.compile(r"(?:^|\.)swapoff_s$")
+SWAPPED_SIZE = re.compile(r"(?:^|\.)swapped_(?:mib|bytes)$")
+
+
+def _kernel_colors(kernels) -> dict:
+    return {kernel: f"C{i}" for i, kernel in enumerate(sorted(kernels))}
+
+
+def _save(figure, path: Path) -> Path:
+    figure.tight_layout()
+    figure.savefig(path, dpi=DPI)
+    plt.close(figure)
+    return path
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")
+
+
+def repetition_plots(metrics: pd.DataFrame, out_dir: Path, metric_names=("real", "sys")) -> list[Path]:
+    """Per workload and metric: a box per backend x kernel with every repetition drawn on top."""
+    paths = []
+    rng = np.random.default_rng(JITTER_SEED)
+    colors = _kernel_colors(metrics["kernel"].unique())
+    for (workload, metric), data in metrics[metrics["metric"].isin(metric_names)].groupby(["workload", "metric"]):
+        groups = list(data.groupby(["backend", "kernel"]))
+        figure, axes = plt.subplots(figsize=(max(4, 1.2 * len(groups)), 4))
+        for position, ((backend, kernel), group) in enumerate(groups):
+            values = group["value"].to_numpy()
+            axes.boxplot(values, positions=[position], widths=0.6, showfliers=False,
+                         medianprops={"color": colors[kernel]})
+            axes.scatter(position + rng.uniform(-0.15, 0.15, len(values)), values, s=18, color=colors[kernel],
+                         alpha=0.8, zorder=3)
+        axes.set_xticks(range(len(groups)), [f"{backend}\n{kernel}\nn={len(g)}" for (backend, kernel), g in groups])
+        axes.set_ylabel(f"{metric} ({data['unit'].iloc[0]})")
+        axes.set_title(f"{workload}: {metric}, every repetition")
+        paths.append(_save(figure, out_dir / f"reps-{_slug(workload)}-{_slug(metric)}.png"))
+    return paths
+
+
+def forest_plot(table: pd.DataFrame, out_dir: Path, base: str, new: str) -> list[Path]:
+    """Ratio new/base with its 95% CI per row of the sys-time table; published v3 ratios as open diamonds."""
+    if table.empty:
+        return []
+    labels = (table["workload"] + " " + table["backend"] + " " + table["metric"] + " (" + table["accelerator"] + ")")
+    y = np.arange(len(table))[::-1]
+    figure, axes = plt.subplots(figsize=(7, 1 + 0.45 * len(table)))
+    errors = np.vstack([table["ratio"] - table["ci_low"], table["ci_high"] - table["ratio"]])
+    axes.errorbar(table["ratio"], y, xerr=errors, fmt="o", color="C0", capsize=3, label=f"ours: {new}/{base}, 95% CI")
+    if "pub_ratio" in table and table["pub_ratio"].notna().any():
+        axes.scatter(table["pub_ratio"], y, marker="D", facecolors="none", edgecolors="C3", zorder=3,
+                     label="v3 cover letter (6.19)")
+    axes.axvline(1.0, color="grey", linestyle="--", linewidth=1)
+    axes.set_yticks(y, labels)
+    axes.set_xlabel(f"{new} / {base} (1.0 = no change)")
+    axes.legend(loc="best", fontsize="small")
+    return [_save(figure, out_dir / "forest-ratios.png")]
+
+
+def overhead_plot(model: pd.DataFrame, measured: pd.DataFrame, swap_bytes: int, out_dir: Path) -> list[Path]:
+    """Modelled overhead vs usage for every design; measured runs placed on the same axes when present."""
+    figure, all_axes = plt.subplots(1, len(SCENARIOS), figsize=(11, 4.5), sharey=True)
+    for axes, scenario in zip(all_axes, SCENARIOS):
+        rows = model[model["scenario"] == scenario]
+        for design in DESIGNS:
+            style = "--" if design in COVER_LETTER_DESIGNS else "-"  # 6.19 reference vs the 6.12 we run
+            axes.plot(rows["usage_percent"], rows[design.key], style, marker=".", label=design.label)
+        if not measured.empty:
+            runs = measured[measured["backend"] == scenario]
+            # Scale each measurement to the modelled swap size: static per slot x slots + per entry x entries.
+            usage = 100 * runs["entries"] / runs["swap_slots"]
+            mib = (runs["static_bytes_per_slot"] * swap_slots(swap_bytes)
+                   + runs["bytes_per_entry"].fillna(0) * usage / 100 * swap_slots(swap_bytes)) / MIB
+            for kernel, index in runs.groupby("kernel").groups.items():
+                axes.scatter(usage[index], mib[index], marker="x", s=50, zorder=3, label=f"measured: {kernel}")
+        axes.set_title(f"{scenario}, {swap_bytes / (1 << 30):g} GiB swap")
+        axes.set_xlabel("swap usage (%)")
+    all_axes[0].set_ylabel("metadata overhead (MiB)")
+    all_axes[-1].legend(fontsize="small")
+    return [_save(figure, out_dir / "overhead-vs-usage.png")]
+
+
+def swapoff_plot(metrics: pd.DataFrame, out_dir: Path) -> list[Path]:
+    """Swapoff time vs swapped size, per kernel and backend (only when a workload reports both)."""
+    times = metrics[metrics["metric"].str.contains(SWAPOFF_TIME)]
+    sizes = metrics[metrics["metric"].str.contains(SWAPPED_SIZE)]
+    if times.empty or sizes.empty:
+        return []
+    size_mib = sizes["value"] / np.where(sizes["metric"].str.endswith("bytes"), MIB, 1)
+    points = times[["run_id", "kernel", "backend", "value"]].merge(
+        sizes[["run_id"]].assign(swapped_mib=size_mib.to_numpy()), on="run_id")
+    colors = _kernel_colors(points["kernel"].unique())
+    figure, axes = plt.subplots(figsize=(6, 4))
+    for (kernel, backend), group in points.groupby(["kernel", "backend"]):
+        axes.scatter(group["swapped_mib"], group["value"], color=colors[kernel],
+                     marker="o" if backend == "disk" else "^", label=f"{kernel} {backend}")
+    axes.set_xlabel("swapped out at swapoff (MiB)")
+    axes.set_ylabel("swapoff time (s)")
+    axes.legend(fontsize="small")
+    return [_save(figure, out_dir / "swapoff-time.png")]

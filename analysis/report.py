@@ -1,0 +1,169 @@
+"""Build results/<campaign>/report/: index.html, report.md, the PNG plots and a CSV of every table."""
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from . import plots
+from .compare import compare_kernels, display_compare
+from .comparison import split_config
+from .document import Section, to_html, to_markdown
+from .loader import Campaign
+from .overhead import components_table, cover_letter_check, measured_runs, measured_table, model_table
+from .overhead_model import DESIGNS, GIB
+from .schema import CONFIG_COLUMNS, STATUS_DONE
+from .stats import MIN_REPETITIONS
+from .systime import display_systime, systime_table
+
+TCG_WARNING = ("These runs used TCG, QEMU's software emulation (no KVM). Absolute times measure the emulator, "
+               "not the kernel, and are not comparable with the cover letter's numbers; only the ratio between "
+               "kernels run the same way carries information, and even that is distorted (no real caches, "
+               "no real device latency).")
+ICOUNT_NOTE = ("Some runs used icount timing: guest time advances with executed instructions, so durations "
+               "measure instruction path length, not cache or device latency.")
+
+
+def _counts(series: pd.Series, name: str) -> pd.DataFrame:
+    return series.value_counts().rename_axis(name).reset_index(name="runs").astype(str)
+
+
+def provenance_section(campaign: Campaign) -> Section:
+    section = Section("Provenance")
+    runs = campaign.runs[campaign.runs["kernel"] != ""]
+    if (runs["accelerator"] == "tcg").any():
+        section.warning(TCG_WARNING + f" ({(runs['accelerator'] == 'tcg').sum()} of {len(runs)} runs.)")
+    if (runs["timing_mode"] == "icount").any():
+        section.warning(ICOUNT_NOTE)
+    kernels = runs.groupby("kernel")["kernel_id"].unique().reset_index()
+    kernels["kernel_id"] = kernels["kernel_id"].map(lambda ids: ", ".join(sorted(ids)))
+    for key in ("base_version", "config_sha256", "gcc_version", "built_at"):
+        kernels[key] = [str(campaign.kernels.get(kernel, {}).get(key, ""))[:40] for kernel in kernels["kernel"]]
+    kernels["patches"] = [len(campaign.kernels.get(kernel, {}).get("patches", [])) for kernel in kernels["kernel"]]
+    section.table(kernels.astype(str), "Kernels (from run.json and kernel.json)")
+    for column, name in (("accelerator", "accelerator"), ("timing_mode", "timing mode"), ("image_id", "image id"),
+                         ("hostname", "host"), ("qemu", "QEMU")):
+        section.table(_counts(runs[column], name))
+    section.text(f"Campaign directory: {campaign.path}. Profile: {campaign.plan.get('profile', 'unknown')}.")
+    return section
+
+
+def runs_section(campaign: Campaign) -> Section:
+    section = Section("Runs")
+    section.table(_counts(campaign.runs["status"], "status"), "Run outcomes (only 'done' runs give data)")
+    not_done = campaign.runs[campaign.runs["status"] != STATUS_DONE]
+    if len(not_done):
+        section.table(not_done[["run_id", "status", "reason"]].astype(str), "Runs without data")
+    warmups = int(campaign.runs["warmup"].fillna(False).astype(bool).sum())
+    if warmups:
+        section.text(f"{warmups} warm-up run(s) are listed above but excluded from every statistic.")
+    if campaign.problems:
+        section.warning(f"{len(campaign.problems)} run file(s) could not be used (also printed on stderr).")
+        section.table(pd.DataFrame([vars(p) for p in campaign.problems]).astype(str), "Unusable run files")
+    return section
+
+
+def systime_section(table: pd.DataFrame, base: str, new: str, images: list) -> Section:
+    section = Section("Sys-time table (cover letter shape)")
+    if table.empty:
+        section.text(f"No configuration has both {base} and {new} runs with real/sys times yet.")
+        return section
+    section.text(f"Mean ± sample stdev over repetitions. Ratio {new}/{base} with a 95% percentile bootstrap CI "
+                 f"(fixed seed); * marks a CI that excludes 1.0; MWU p is the two-sided Mann-Whitney U p-value; "
+                 f"n<{MIN_REPETITIONS} repetitions are flagged. The v3 columns are Nhat Pham's kernel build on 6.19 "
+                 f"(52 CPUs, memory.max=3G; SSD = our disk backend), from results/reference/; "
+                 f"'direction vs v3' says whether our significant change goes the same way.")
+    if table["few_repetitions"].any():
+        section.warning(f"Some rows have fewer than {MIN_REPETITIONS} repetitions per kernel: "
+                        "their intervals and p-values are not trustworthy.")
+    section.table(display_systime(table, base, new))
+    for image in images:
+        section.image(image.name, "ratio with 95% CI per row above; open diamonds: v3 cover letter")
+    return section
+
+
+def compare_section(judged: pd.DataFrame, base: str, new: str) -> Section:
+    section = Section(f"All metrics: {base} vs {new}")
+    if judged.empty:
+        section.text("Nothing to compare.")
+        return section
+    _, common = split_config(judged, CONFIG_COLUMNS)
+    section.text("mmtests-style: mean ±stdev as % of mean, % change with 95% CI, noise floor, verdict. "
+                 "Counters without a direction (swap traffic, memory) are shown but never judged. "
+                 "Same for every row: " + ", ".join(f"{key}={value}" for key, value in common.items()) + ".")
+    section.table(display_compare(judged, base, new, CONFIG_COLUMNS))
+    return section
+
+
+def _model_display(model: pd.DataFrame) -> pd.DataFrame:
+    shown = model.rename(columns={design.key: f"{design.label} (MiB)" for design in DESIGNS})
+    for design in DESIGNS:
+        shown[f"{design.label} (MiB)"] = model[design.key].map("{:.2f}".format)
+    return shown.astype(str)
+
+
+def overhead_section(model: pd.DataFrame, swap_bytes: int, measured: pd.DataFrame, images: list) -> Section:
+    section = Section("Memory overhead")
+    check = cover_letter_check()
+    verdict = "reproduces all" if check["matches"].all() else "DOES NOT reproduce all"
+    section.text(f"Analytic model, {swap_bytes / GIB:g} GiB swap. The v3 columns are the cover letter's accounting; "
+                 f"at 32 GiB the model {verdict} {len(check)} printed numbers (see overhead-cover-letter-check.csv). "
+                 "stock 6.12.118 and our port follow docs/vswap-6.12-design.md section 5. In the zswap scenario "
+                 "the old designs keep a full-size swapfile, vswap none.")
+    section.table(_model_display(model))
+    section.table(components_table().astype(str), "Components of each design (bytes per swapfile slot or per entry)")
+    if measured.empty:
+        section.text("No measured overhead yet: a workload reporting output.overhead.{swap_slots, entries, "
+                     "static_bytes, dynamic_bytes} fills a measured-vs-model table here.")
+    else:
+        section.table(measured.round(3).astype(str), "Measured vs model, bytes (mean over runs)")
+    for image in images:
+        section.image(image.name, "overhead vs usage: model lines, measured crosses")
+    return section
+
+
+def images_section(title: str, images: list, caption: str) -> Section:
+    section = Section(title)
+    for image in images:
+        section.image(image.name, caption)
+    return section
+
+
+def _write_csvs(out_dir: Path, tables: dict):
+    for name, frame in tables.items():
+        frame.to_csv(out_dir / f"{name}.csv", index=False)
+
+
+def build_report(campaign: Campaign, base: str = "baseline", new: str = "vswap", swap_bytes: int = 32 * GIB) -> Path:
+    out_dir = campaign.path / "report"
+    out_dir.mkdir(exist_ok=True)
+    metrics = campaign.metrics
+    systime = systime_table(metrics, base, new)
+    judged = compare_kernels(metrics, base, new)
+    model = model_table(swap_bytes)
+    measured = measured_table(metrics)
+    sections = [
+        provenance_section(campaign),
+        runs_section(campaign),
+        systime_section(systime, base, new, plots.forest_plot(systime, out_dir, base, new)),
+        images_section("Every repetition", plots.repetition_plots(metrics, out_dir),
+                       "box per backend and kernel, every repetition as a dot"),
+        compare_section(judged, base, new),
+        overhead_section(model, swap_bytes, measured,
+                         plots.overhead_plot(model, measured_runs(metrics), swap_bytes, out_dir)),
+    ]
+    swapoff_images = plots.swapoff_plot(metrics, out_dir)
+    if swapoff_images:
+        sections.append(images_section("Swapoff", swapoff_images, "swapoff time vs swapped size per kernel"))
+    _write_csvs(out_dir, {
+        "systime": systime, "compare": judged, "overhead-model": model, "overhead-components": components_table(),
+        "overhead-cover-letter-check": cover_letter_check(), "overhead-measured": measured,
+        "runs": campaign.runs, "problems": pd.DataFrame([vars(p) for p in campaign.problems],
+                                                        columns=["run_id", "file", "message"]),
+        "metrics": metrics,
+    })
+    title = f"vswap-bench report: {campaign.name}"
+    generated = f"Generated {datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ} by python3 -m analysis report."
+    sections[0].text(generated)
+    (out_dir / "index.html").write_text(to_html(title, sections))
+    (out_dir / "report.md").write_text(to_markdown(title, sections))
+    return out_dir / "index.html"

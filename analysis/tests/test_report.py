@@ -1,0 +1,59 @@
+"""A synthetic campaign with every kind of data renders, and the report names every plot it wrote."""
+import re
+
+import pytest
+
+from analysis.cli import main
+from analysis.loader import load_campaign
+from analysis.overhead import measured_table
+from analysis.overhead_model import STOCK_612
+from analysis.tests.synthetic import samples, write_campaign, write_run
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory):
+    root = tmp_path_factory.mktemp("results")
+    campaign = write_campaign(root, "full", {
+        ("baseline", "zswap"): samples(100, 20, 5, 0.02, seed=1),
+        ("vswap", "zswap"): samples(100, 20, 5, 0.02, seed=2),
+    }, accelerator="tcg")
+    for kernel in ("baseline", "vswap"):
+        for repetition, mib in enumerate((64, 128), start=1):
+            write_run(campaign, kernel=kernel, backend="disk", workload="swapoff", repetition=repetition,
+                      real_s=1, sys_s=1, output={"swapped_mib": mib, "swapoff_s": mib / 100})
+        write_run(campaign, kernel=kernel, backend="zswap", workload="overhead", repetition=1, real_s=1, sys_s=1,
+                  output={"overhead": {"swap_slots": 1 << 20, "entries": 1 << 18,
+                                       "static_bytes": 26 << 20, "dynamic_bytes": 18 << 18}})
+    write_run(campaign, kernel="vswap", backend="zswap", repetition=9, real_s=0, sys_s=0, status="timeout")
+    (campaign / "runs" / "broken").mkdir()
+    (campaign / "runs" / "broken" / "run.json").write_text("not json")
+    assert main(["report", str(campaign)]) == 0
+    return campaign
+
+
+def test_index_names_every_plot(campaign):
+    report = campaign / "report"
+    plots = {path.name for path in report.glob("*.png")}
+    assert {"forest-ratios.png", "overhead-vs-usage.png", "swapoff-time.png", "reps-kbuild-sys.png"} <= plots
+    html = (report / "index.html").read_text()
+    markdown = (report / "report.md").read_text()
+    assert plots == set(re.findall(r'src="([^"]+\.png)"', html))
+    assert plots == set(re.findall(r"\]\(([^)]+\.png)\)", markdown))
+
+
+def test_report_has_tables_csvs_and_loud_warnings(campaign):
+    report = campaign / "report"
+    html = (report / "index.html").read_text()
+    assert 'class="warning"' in html and "TCG" in html
+    assert "broken" in html and "timeout" in html  # the unusable and the failed run are listed
+    for table in ("systime", "compare", "overhead-model", "overhead-measured", "runs", "problems", "metrics"):
+        assert (report / f"{table}.csv").stat().st_size > 0
+    assert "f00df00df00df00d" in html  # kernel_id provenance
+
+
+def test_measured_overhead_sits_beside_the_model(campaign):
+    measured = measured_table(load_campaign(campaign).metrics).set_index("kernel")
+    assert measured.loc["baseline", "bytes_per_entry"] == 18
+    assert measured.loc["baseline", "static_bytes_per_slot"] == 26
+    assert measured.loc["baseline", "model_bytes_per_entry"] == STOCK_612.bytes_per_entry("zswap")
+    assert measured.loc["vswap", "model"] == "port-phase1"

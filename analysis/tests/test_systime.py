@@ -1,0 +1,32 @@
+"""The sys-time table: our statistics beside the published numbers."""
+from analysis.loader import load_campaign
+from analysis.systime import display_systime, systime_table
+from analysis.tests.synthetic import samples, write_campaign
+
+
+def table_for(tmp_path, n):
+    campaign = write_campaign(tmp_path, "c", {
+        ("baseline", "zswap"): samples(100, 20, n, 0.01, seed=1),
+        ("vswap", "zswap"): samples(100, 22, n, 0.01, seed=2),
+        ("baseline", "disk"): samples(100, 20, n, 0.01, seed=3),
+        ("vswap", "disk"): samples(100, 20, n, 0.01, seed=4),
+    })
+    return systime_table(load_campaign(campaign).metrics).set_index(["backend", "metric"])
+
+
+def test_rows_per_backend_and_metric_with_published_v3_beside(tmp_path):
+    table = table_for(tmp_path, n=6)
+    assert sorted(table.index) == [("disk", "real"), ("disk", "sys"), ("zswap", "real"), ("zswap", "sys")]
+    zswap_sys = table.loc[("zswap", "sys")]
+    assert zswap_sys["pub_base_mean"] == 683.7 and zswap_sys["pub_new_mean"] == 675.14
+    assert abs(zswap_sys["pub_ratio"] - 675.14 / 683.7) < 1e-12
+    assert "v4/v5 0.994" in zswap_sys["later_versions_ratio"]
+    # Ours went up 10 % where v3 went down 1.3 %: the table must say so.
+    assert zswap_sys["ci_excludes_one"] and zswap_sys["direction_vs_v3"] == "opposite"
+    assert not table["few_repetitions"].any()
+
+
+def test_two_repetitions_give_a_warning(tmp_path):
+    table = table_for(tmp_path, n=2)
+    assert table["few_repetitions"].all()
+    assert set(display_systime(table.reset_index())["warning"]) == {"n<5"}
