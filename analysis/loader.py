@@ -16,11 +16,11 @@ from . import schema
 from .metrics import metric_rows
 
 RUN_COLUMNS = [
-    "run_id", "kernel", "kernel_id", "workload", "backend", "memory_max", "params", "repetition", "warmup",
+    "run_id", "kernel", "kernel_id", "workload", "backend", "memory_max", "params", "settings", "repetition", "warmup",
     "accelerator", "timing_mode", "image_id", "hostname", "qemu", "status", "reason",
 ]
 METRIC_COLUMNS = [
-    "run_id", "kernel", "kernel_id", "workload", "backend", "memory_max", "params", "repetition",
+    "run_id", "kernel", "kernel_id", "workload", "backend", "memory_max", "params", "settings", "repetition",
     "accelerator", "timing_mode", "metric", "value", "unit", "higher_is_better",
 ]
 
@@ -67,7 +67,7 @@ def read_json(path: Path, *, versioned: bool) -> dict:
 
 
 def format_params(params) -> str:
-    """Workload parameters as one stable, sortable string ("" when none), used as a grouping key."""
+    """Parameters as one stable, sortable string ("" when none), used as a grouping key."""
     if not isinstance(params, dict):
         return ""
     return ",".join(f"{key}={params[key]}" for key in sorted(params))
@@ -83,9 +83,10 @@ def _run_record(run: dict) -> dict:
         "backend": run["backend"],
         "memory_max": str(run.get("memory_max", "")),
         "params": format_params(run.get("params")),
+        "settings": format_params(run.get("settings")),
         "repetition": int(run["repetition"]),
         "warmup": bool(run.get("warmup", False)),
-        "accelerator": run.get("accelerator", "unknown"),
+        "accelerator": run.get("accelerator"),  # None: the runner only learns it at boot (status.json)
         "timing_mode": run.get("timing_mode", "unknown"),
         "image_id": run.get("image_id", ""),
         "hostname": host.get("hostname", ""),
@@ -113,8 +114,10 @@ class _RunReader:
             self.report(run_dir.name, file, str(error))
             return None
 
-    def run(self, run_dir: Path):
+    def run(self, run_dir: Path, planned: set):
         """(run record, metric rows) for one run directory, or (None, []) if the run cannot be placed."""
+        if run_dir.name in planned and not (run_dir / schema.RUN_FILE).exists():
+            return _not_started(run_dir.name), []  # the runner made the directory but has not reached it yet
         run = self.read(run_dir, schema.RUN_FILE)
         if run is None:
             return None, []
@@ -127,6 +130,7 @@ class _RunReader:
         status = self.read(run_dir, schema.STATUS_FILE, versioned=False)
         record["status"] = status.get("status", "unknown") if status else "no-status"
         record["reason"] = status.get("reason", "") if status else ""
+        record["accelerator"] = record["accelerator"] or (status or {}).get("accelerator") or "unknown"
         if record["status"] not in schema.KNOWN_STATUSES and status is not None:
             self.report(run_dir.name, schema.STATUS_FILE, f"unknown status {record['status']!r}")
         if record["status"] != schema.STATUS_DONE:
@@ -145,11 +149,13 @@ class _RunReader:
             self.kernels[kernel] = document
 
 
-def _planned_but_absent(plan: dict, present: set) -> list[str]:
-    """Run ids listed in campaign.json that have no directory (the runner never got to them)."""
-    planned = plan.get("runs") or plan.get("run_ids") or []
-    ids = [entry.get("run_id") if isinstance(entry, dict) else entry for entry in planned]
-    return [run_id for run_id in ids if isinstance(run_id, str) and run_id not in present]
+def _planned_ids(plan: dict) -> list[str]:
+    """Run ids listed in campaign.json, in plan order."""
+    return [run_id for run_id in plan.get("runs") or [] if isinstance(run_id, str)]
+
+
+def _not_started(run_id: str) -> dict:
+    return {column: "" for column in RUN_COLUMNS} | {"run_id": run_id, "warmup": False, "status": "not-started"}
 
 
 def load_campaign(path) -> Campaign:
@@ -161,16 +167,18 @@ def load_campaign(path) -> Campaign:
     plan = {}
     if (path / schema.CAMPAIGN_FILE).exists():
         plan = reader.read(path, schema.CAMPAIGN_FILE) or {}
+    planned = _planned_ids(plan)
+    planned_set = set(planned)
     records, metric_records = [], []
     for run_dir in sorted(p for p in runs_dir.iterdir() if p.is_dir()):
-        record, rows = reader.run(run_dir)
+        record, rows = reader.run(run_dir, planned_set)
         if record is None:
             continue
         records.append(record)
         if not record["warmup"]:
             metric_records.extend({**record, **row._asdict()} for row in rows)
-    for run_id in _planned_but_absent(plan, {r["run_id"] for r in records}):
-        records.append({column: "" for column in RUN_COLUMNS} | {"run_id": run_id, "status": "not-started"})
+    present = {record["run_id"] for record in records}
+    records.extend(_not_started(run_id) for run_id in planned if run_id not in present)
     runs = pd.DataFrame(records, columns=RUN_COLUMNS)
     metrics = pd.DataFrame(metric_records, columns=METRIC_COLUMNS)
     metrics["value"] = metrics["value"].astype(float)

@@ -16,7 +16,7 @@ Sources:
 """
 from dataclasses import dataclass
 
-KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
+MIB, GIB = 1 << 20, 1 << 30
 PAGE_SIZE = 4096
 DEFAULT_SWAP_BYTES = 32 * GIB
 USAGE_PERCENTS = (0, 25, 50, 75, 100)

@@ -27,9 +27,18 @@ def _counts(series: pd.Series, name: str) -> pd.DataFrame:
     return series.value_counts().rename_axis(name).reset_index(name="runs").astype(str)
 
 
+def _plan_summary(plan: dict) -> str:
+    # Everything campaign.json says except the run list, which the Runs section shows with outcomes.
+    return ", ".join(f"{key}={value}" for key, value in plan.items() if key not in ("runs", "schema")) or "none"
+
+
 def provenance_section(campaign: Campaign) -> Section:
     section = Section("Provenance")
+    section.text(f"Campaign directory: {campaign.path}. Plan (campaign.json): {_plan_summary(campaign.plan)}.")
     runs = campaign.runs[campaign.runs["kernel"] != ""]
+    if runs.empty:
+        section.text("No run has started yet.")
+        return section
     if (runs["accelerator"] == "tcg").any():
         section.warning(TCG_WARNING + f" ({(runs['accelerator'] == 'tcg').sum()} of {len(runs)} runs.)")
     if (runs["timing_mode"] == "icount").any():
@@ -43,7 +52,6 @@ def provenance_section(campaign: Campaign) -> Section:
     for column, name in (("accelerator", "accelerator"), ("timing_mode", "timing mode"), ("image_id", "image id"),
                          ("hostname", "host"), ("qemu", "QEMU")):
         section.table(_counts(runs[column], name))
-    section.text(f"Campaign directory: {campaign.path}. Profile: {campaign.plan.get('profile', 'unknown')}.")
     return section
 
 

@@ -21,10 +21,6 @@ class Summary(NamedTuple):
     sd: float
     n: int
 
-    @property
-    def cv_percent(self) -> float:
-        return 100 * self.sd / abs(self.mean) if self.mean else float("nan")
-
 
 class RatioEstimate(NamedTuple):
     ratio: float      # mean(new) / mean(base)

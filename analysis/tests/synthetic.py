@@ -22,11 +22,13 @@ def write_run(campaign: Path, *, kernel: str, backend: str, repetition: int, rea
     write_json(run_dir / "run.json", {
         "schema": 1, "run_id": run_id, "campaign": campaign.name, "kernel": kernel, "kernel_id": kernel_id,
         "workload": workload, "backend": backend, "memory_max": "64M", "params": {"SIZE_MB": "96"},
+        "settings": {"zswap_compressor": "lzo", "rotational": "0"},
         "repetition": repetition, "warmup": warmup, "vcpus": 2, "guest_mem_mb": 512,
-        "accelerator": accelerator, "timing_mode": "realtime", "image_id": "9f8e7d6c5b4a3921",
+        "timing_mode": "realtime", "image_id": "9f8e7d6c5b4a3921",
         "host": {"hostname": "testhost", "cpus": 2, "qemu": "QEMU emulator version 7.2.0"},
     })
-    write_json(run_dir / "status.json", {"status": status, "exit_code": 0, "reason": ""})
+    # As harness/run-one.sh does: the accelerator is only known after the boot, so it is in status.json.
+    write_json(run_dir / "status.json", {"status": status, "exit_code": 0, "reason": "", "accelerator": accelerator})
     write_json(run_dir / "kernel.json", {"schema": 1, "name": kernel, "variant": kernel, "kernel_id": kernel_id,
                                          "base_version": "6.12.118", "patches": []})
     if status == "done":

@@ -30,8 +30,19 @@ def test_core_metrics_are_derived_from_result_json(campaign):
     assert value(loaded.metrics, "baseline-r3", "memory.peak") == 67108864
     assert "vmstat.nr_free_pages" not in set(loaded.metrics.metric)  # not a swap counter
     row = loaded.metrics[loaded.metrics.metric == "sys"].iloc[0]
-    assert (row.kernel_id, row.params, row.accelerator, row.unit, row.higher_is_better) == \
-        ("b0b0b0b0b0b0b0b0", "SIZE_MB=96", "kvm", "s", False)
+    assert (row.kernel_id, row.params, row.settings, row.accelerator, row.unit, row.higher_is_better) == \
+        ("b0b0b0b0b0b0b0b0", "SIZE_MB=96", "rotational=0,zswap_compressor=lzo", "kvm", "s", False)
+
+
+def test_accelerator_in_run_json_is_used_when_present(campaign):
+    # docs/results-format.md puts it in run.json; harness/run-one.sh in status.json. Both must work.
+    run_dir = campaign / "runs" / "kbuild-zswap-vswap-r1"
+    run_json = run_dir / "run.json"
+    run_json.write_text(json.dumps(json.loads(run_json.read_text()) | {"accelerator": "tcg"}))
+    (run_dir / "status.json").write_text(json.dumps({"status": "done"}))
+    runs = load_campaign(campaign).runs.set_index("run_id")
+    assert runs.loc["kbuild-zswap-vswap-r1", "accelerator"] == "tcg"
+    assert runs.loc["kbuild-zswap-baseline-r1", "accelerator"] == "kvm"
 
 
 def test_workload_output_is_flattened_generically(tmp_path):
@@ -80,10 +91,19 @@ def test_warmup_runs_are_listed_but_not_measured(campaign):
     assert 99 not in set(loaded.metrics.value)
 
 
-def test_planned_runs_without_directory_are_listed(campaign):
-    (campaign / "campaign.json").write_text(json.dumps({"schema": 1, "runs": ["kbuild-zswap-vswap-r1", "never-ran"]}))
+def test_planned_runs_not_reached_yet_are_listed_without_problems(campaign):
+    (campaign / "runs" / "planned-only").mkdir()  # the runner creates the directory with its params first
+    (campaign / "campaign.json").write_text(json.dumps(
+        {"schema": 1, "runs": ["kbuild-zswap-vswap-r1", "planned-only", "no-directory"]}))
     loaded = load_campaign(campaign)
-    assert loaded.runs.set_index("run_id").loc["never-ran", "status"] == "not-started"
+    assert loaded.problems == []
+    statuses = loaded.runs.set_index("run_id")["status"]
+    assert statuses["planned-only"] == statuses["no-directory"] == "not-started"
+
+
+def test_unplanned_directory_without_run_json_is_a_problem(campaign):
+    (campaign / "runs" / "stray").mkdir()
+    assert [(p.run_id, p.message) for p in load_campaign(campaign).problems] == [("stray", "missing")]
 
 
 def test_kernel_records_are_kept_for_provenance(campaign):
