@@ -14,6 +14,9 @@
 # Options: --image IMG (default: the current guest image) --vcpus N (2)
 #   --mem MB (512) --swap-mb MB (1024) --timeout S (900)
 #   --timing realtime|icount (realtime) --accel auto|kvm|tcg ($VB_ACCEL or auto)
+#   --disk FILE (repeatable) a raw image the workload reads, attached after the
+#   swap disk as /dev/vdc, /dev/vdd, ... with snapshot=on: guest writes to it
+#   are discarded when QEMU exits
 #
 # Exit: 0 done, 1 workload failed, 2 kernel crash, 3 timeout,
 #       4 infrastructure error, 5 unsupported by this kernel, 64 usage.
@@ -24,12 +27,13 @@ EXIT_DONE=0 EXIT_WORKLOAD=1 EXIT_CRASH=2 EXIT_TIMEOUT=3 EXIT_INFRA=4 EXIT_UNSUPP
 VB_DIE_CODE=64
 
 kdir='' spec='' out='' image='' vcpus=2 mem=512 swap_mb=1024 timeout_s=900
-timing=realtime accel=${VB_ACCEL:-auto}
+timing=realtime accel=${VB_ACCEL:-auto} extra_disks=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) kdir=$2 ;; --spec) spec=$2 ;; --out) out=$2 ;; --image) image=$2 ;;
 	--vcpus) vcpus=$2 ;; --mem) mem=$2 ;; --swap-mb) swap_mb=$2 ;;
 	--timeout) timeout_s=$2 ;; --timing) timing=$2 ;; --accel) accel=$2 ;;
+	--disk) extra_disks+=("$2") ;;
 	*) die "unknown option '$1' (see the header of $0)" ;;
 	esac
 	shift 2 || die "option $1 needs a value"
@@ -44,6 +48,7 @@ fi
 for n in "$vcpus" "$mem" "$swap_mb" "$timeout_s"; do
 	[[ $n =~ ^[1-9][0-9]*$ ]] || die "'$n' is not a positive whole number"
 done
+for d in "${extra_disks[@]}"; do [ -f "$d" ] || die "no disk image '$d'"; done
 case $timing in realtime|icount) ;; *) die "unknown timing mode '$timing' (realtime or icount)" ;; esac
 case $accel in auto|kvm|tcg) ;; *) die "unknown accelerator '$accel' (auto, kvm or tcg)" ;; esac
 VB_DIE_CODE=$EXIT_INFRA
@@ -100,6 +105,7 @@ swap_disk=$out/swap.raw
 rm -f "$swap_disk" && truncate -s "${swap_mb}M" "$swap_disk" || die "cannot create the swap disk"
 : >"$out/serial.log"; : >"$out/channel.raw"
 mapfile -t cmd < <(base_cmd "$spec" "$out/serial.log" "$out/channel.raw" "$swap_disk")
+for d in "${extra_disks[@]}"; do cmd+=(-drive "file=$d,format=raw,if=virtio,snapshot=on"); done
 cmd+=("${accel_args[@]}")
 
 start=$(date +%s.%N)

@@ -101,12 +101,24 @@ write_status() { # write_status STATUS EXIT_CODE REASON
 JSON
 }
 
+# A workload may need disks made on the host (workloads/NAME/prepare prints
+# their paths, one a line); they reach the guest as /dev/vdc, /dev/vdd, ...
 started=$(date -u +%FT%TZ)
+disk_args=()
+prepare=$VB_TOP/workloads/${P[workload]}/prepare
+if [ -x "$prepare" ]; then
+	if ! disks=$("$prepare" "$run_dir/params" 2>"$run_dir/prepare.log"); then
+		write_status failed-infra 4 "workloads/${P[workload]}/prepare failed: $(tail -n1 "$run_dir/prepare.log")"
+		die "workloads/${P[workload]}/prepare failed (see $run_dir/prepare.log)"
+	fi
+	while IFS= read -r d; do [ -n "$d" ] && disk_args+=(--disk "$d"); done <<<"$disks"
+fi
+
 rm -f "$run_dir/status.json" "$run_dir/qemu.json" "$run_dir/outcome" "$run_dir/result.json"
 write_status running 0 ""
 "$VB_TOP/harness/qemu-run.sh" --kernel "$kdir" --spec "$run_dir/spec" --out "$run_dir" \
 	--vcpus "${P[vcpus]}" --mem "${P[guest_mem_mb]}" --swap-mb "${P[swap_mb]}" \
-	--timeout "${P[timeout]}" --timing "${P[timing]}"
+	--timeout "${P[timeout]}" --timing "${P[timing]}" "${disk_args[@]}"
 rc=$?
 if [ -f "$run_dir/outcome" ]; then
 	{ read -r status; read -r accel; read -r reason; } <"$run_dir/outcome"
