@@ -16,6 +16,9 @@ here=$VB_TOP/guest-image
 mirror=${VB_MIRROR:-http://deb.debian.org/debian}
 out=$BUILD_DIR/image
 mkdir -p "$out"
+# One builder at a time: concurrent harness users share build/.
+exec 9>"$out/.lock"
+flock 9
 
 packages=$(sed 's/#.*//' "$here/packages.txt" | tr -s ' \n' ',' | sed 's/^,//; s/,$//')
 base_id=$(sha256_str "bookworm $mirror $packages")

@@ -20,6 +20,10 @@ case $flavour in guest|debug) ;; *) die "unknown flavour '$flavour' (guest or de
 
 name=$variant; [ "$flavour" = guest ] || name=$variant-$flavour
 kdir=$BUILD_DIR/kernels/$name
+# One build per kernel at a time: concurrent harness users share build/.
+mkdir -p "$BUILD_DIR/kernels"
+exec 9>"$BUILD_DIR/kernels/.$name.lock"
+flock 9
 configs=$VB_TOP/kernel-patches/configs
 fragments=("$configs/guest.config")
 [ "$flavour" = debug ] && fragments+=("$configs/debug.config")
@@ -33,12 +37,16 @@ if [ -d "$KERNEL_SRC" ]; then
 elif [ -f "$KERNEL_SRC" ]; then
 	src_id=$(sha256_of "$KERNEL_SRC")
 	pristine=$BUILD_DIR/src/$(basename "$KERNEL_SRC" | sed 's/\.tar\..*//')-${src_id:0:12}
+	mkdir -p "$BUILD_DIR/src"
+	exec 8>"$BUILD_DIR/src/.lock"
+	flock 8
 	if [ ! -f "$pristine/.vb-extracted" ]; then
 		log "extracting $KERNEL_SRC into $pristine"
 		rm -rf "$pristine" && mkdir -p "$pristine"
 		tar -xf "$KERNEL_SRC" -C "$pristine" --strip-components=1
 		touch "$pristine/.vb-extracted"
 	fi
+	exec 8>&-
 else
 	die "kernel source not found: $KERNEL_SRC (run 'make setup', or set KERNEL_SRC= to a tarball or tree)"
 fi

@@ -11,4 +11,8 @@ echo "integration campaign: run.sh exit $?"
 "$top/run.sh" "$top/tests/campaigns/crash.conf"
 echo "crash campaign: run.sh exit $? (1 expected: it has crashed runs)"
 
+first=$(head -n1 "$RESULTS_DIR/crash/plan")
+"$RESULTS_DIR/crash/runs/$first/reproduce.sh" "$RESULTS_DIR/reproduced"
+echo "reproduce.sh of $first: exit $?"
+
 VB_TEST_RESULTS=$RESULTS_DIR /usr/bin/python3 -m pytest -q -p no:cacheprovider "$top/tests/integration"

@@ -90,3 +90,11 @@ def test_crash_runs_are_recorded_and_the_campaign_goes_on():
     # The run before each crash was not written again after it.
     first, crash = order[0], order[1]
     assert (first / "result.json").stat().st_mtime <= (crash / "run.json").stat().st_mtime
+
+
+def test_reproduce_sh_reruns_the_same_run():
+    original = runs("crash")[0]
+    again = RESULTS / "reproduced"
+    assert (again / "params").read_text() == (original / "params").read_text()
+    assert load(again / "status.json")["status"] == "done"
+    assert load(again / "result.json")["output"]["plain"]["mismatches"] == 0
