@@ -10,7 +10,7 @@ const char *const vb_class_names[VB_NR_CLASSES] = {
 	[VB_CLASS_SAME] = "same",
 };
 
-static uint64_t splitmix64(uint64_t *state)
+uint64_t vb_rand64(uint64_t *state)
 {
 	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
 
@@ -23,7 +23,7 @@ static uint64_t page_key(uint64_t seed, size_t index, uint32_t gen)
 {
 	uint64_t s = seed ^ ((uint64_t)gen << 48) ^ (uint64_t)index * 0x2545f4914f6cdd1dULL;
 
-	return splitmix64(&s);
+	return vb_rand64(&s);
 }
 
 unsigned int vb_parse_classes(const char *list)
@@ -81,7 +81,7 @@ static void fill_text(unsigned char *p, uint64_t key, size_t index)
 		l[12] = ':';
 		for (i = 13; i < 63; i++) {
 			if (!bits) {
-				r = splitmix64(&s);
+				r = vb_rand64(&s);
 				bits = 64;
 			}
 			l[i] = alphabet[r & 0xf];
@@ -102,7 +102,7 @@ void vb_fill_page(void *page, enum vb_page_class cls, uint64_t seed,
 	switch (cls) {
 	case VB_CLASS_RANDOM:
 		for (i = 0; i < VB_PAGE_SIZE / 8; i++)
-			w[i] = splitmix64(&key);
+			w[i] = vb_rand64(&key);
 		break;
 	case VB_CLASS_TEXT:
 		fill_text(page, key, index);
@@ -121,18 +121,50 @@ void vb_fill_page(void *page, enum vb_page_class cls, uint64_t seed,
 	}
 }
 
-long vb_check_page(const void *page, enum vb_page_class cls, uint64_t seed,
-		   size_t index, uint32_t gen)
+/* -1 when @got equals @want, else the offset of the first differing byte. */
+static long first_difference(const unsigned char *want, const unsigned char *got)
 {
-	unsigned char want[VB_PAGE_SIZE];
-	const unsigned char *got = page;
 	long i;
 
-	vb_fill_page(want, cls, seed, index, gen);
 	if (!memcmp(want, got, VB_PAGE_SIZE))
 		return -1;
 	for (i = 0; i < VB_PAGE_SIZE; i++)
 		if (want[i] != got[i])
 			break;
 	return i;
+}
+
+long vb_check_page(const void *page, enum vb_page_class cls, uint64_t seed,
+		   size_t index, uint32_t gen)
+{
+	unsigned char want[VB_PAGE_SIZE];
+
+	vb_fill_page(want, cls, seed, index, gen);
+	return first_difference(want, page);
+}
+
+void vb_fill_mixed(void *page, struct vb_mix mix, uint64_t seed, size_t index,
+		   uint32_t gen)
+{
+	uint64_t key = page_key(seed, index, gen), word;
+	unsigned char *p = page;
+	unsigned int done = 0, n = mix.random_bytes < VB_PAGE_SIZE ? mix.random_bytes : VB_PAGE_SIZE;
+
+	while (done < n) {
+		unsigned int chunk = n - done < sizeof(word) ? n - done : sizeof(word);
+
+		word = vb_rand64(&key);
+		memcpy(p + done, &word, chunk);
+		done += chunk;
+	}
+	memset(p + n, mix.fill, VB_PAGE_SIZE - n);
+}
+
+long vb_check_mixed(const void *page, struct vb_mix mix, uint64_t seed,
+		    size_t index, uint32_t gen)
+{
+	unsigned char want[VB_PAGE_SIZE];
+
+	vb_fill_mixed(want, mix, seed, index, gen);
+	return first_difference(want, page);
 }

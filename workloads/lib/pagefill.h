@@ -41,4 +41,25 @@ void vb_fill_page(void *page, enum vb_page_class cls, uint64_t seed,
 long vb_check_page(const void *page, enum vb_page_class cls, uint64_t seed,
 		   size_t index, uint32_t gen);
 
+/* The next number of a splitmix64 stream: a fixed seed gives a fixed stream. */
+uint64_t vb_rand64(uint64_t *state);
+
+/*
+ * Mixed pages tune compressibility: the first @random_bytes bytes are random
+ * (a function of seed, index and gen), the rest is @fill.  0 random bytes
+ * make zero-filled or, with a non-zero @fill, same-filled pages;
+ * VB_PAGE_SIZE random bytes make incompressible ones.
+ */
+struct vb_mix {
+	unsigned int random_bytes;
+	unsigned char fill;
+};
+
+void vb_fill_mixed(void *page, struct vb_mix mix, uint64_t seed, size_t index,
+		   uint32_t gen);
+
+/* As vb_check_page, for a page written by vb_fill_mixed. */
+long vb_check_mixed(const void *page, struct vb_mix mix, uint64_t seed,
+		    size_t index, uint32_t gen);
+
 #endif
