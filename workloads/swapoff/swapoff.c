@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * swapoff (installed in the guest as /opt/vb/bin/swapoff; the system tool it
+ * times is /usr/sbin/swapoff): the cost of swapoff and what it leaves behind.
+ *
+ * 1. Populate verifiable pages (pagefill classes):
+ *      anon    --size-mib private anonymous memory of this process;
+ *      cow     --cow-mib private anonymous memory shared copy-on-write with
+ *              a forked child (swap entries with a count of two);
+ *      shmem   --shmem-mib of a memfd (tmpfs) mapped shared;
+ *      sparse  --sparse-mib of a mapping that is only read, so each page has
+ *              a page-table entry (the shared zero page) and no memory: a
+ *              large mapping swapoff must walk, like the cover letter's
+ *              process mapping a large file; one written page gives it the
+ *              anon_vma that makes swapoff walk it.
+ * 2. Push them to swap: MADV_PAGEOUT, then (--cgroup) memory.reclaim of the
+ *    process's cgroup for the shared pages MADV_PAGEOUT skips; then lift the
+ *    cgroup's memory.max so swapoff can bring every page back in.
+ * 3. Time `SWAPOFF -a` (default /usr/sbin/swapoff) run as a child: wall
+ *    time and its own user/sys time from wait4().  This process and the
+ *    child stay alive meanwhile, holding every swapped page.
+ * 4. Touch every page, count the minor and major faults it takes per region
+ *    (swapoff should have mapped the pages back) and verify every page; the
+ *    child verifies its copy-on-write view too.
+ *
+ * Output: JSON (--json FILE or stdout).  Exit 0 when swapoff succeeded and
+ * every page verified, 1 otherwise, 2 on a usage or system error.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pagefill.h"
+#include "vbutil.h"
+
+enum region_id { REGION_ANON, REGION_COW, REGION_SHMEM, REGION_SPARSE, NR_REGIONS };
+
+static const char *const region_names[NR_REGIONS] = { "anon", "cow", "shmem", "sparse" };
+
+struct options {
+	size_t mib[NR_REGIONS];
+	uint64_t seed;
+	unsigned int classes;
+	int use_cgroup;
+	char *swapoff_path;
+	const char *json_path;
+};
+
+struct region {
+	char *base;
+	size_t pages;
+	size_t first_index;	/* pagefill index of the first page: regions differ */
+	size_t swapped_before;	/* pagemap swap entries before swapoff */
+	size_t swapped_after;
+	struct vb_faults faults;	/* taken while touching after swapoff */
+	size_t bad_pages;
+	double verify_s;
+};
+
+/* What the child that shares the cow region reports after verifying it. */
+struct child_report {
+	struct vb_faults faults;
+	size_t bad_pages;
+};
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: swapoff [--size-mib N] [--cow-mib N] [--shmem-mib N] [--sparse-mib N]\n"
+		"               [--classes LIST] [--seed S] [--cgroup] [--swapoff PATH] [--json FILE]\n"
+		"This is vswap-bench's swapoff workload; the system tool is /usr/sbin/swapoff.\n");
+	exit(2);
+}
+
+static void parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "size-mib", required_argument, NULL, 'a' },
+		{ "cow-mib", required_argument, NULL, 'c' },
+		{ "shmem-mib", required_argument, NULL, 'm' },
+		{ "sparse-mib", required_argument, NULL, 'z' },
+		{ "classes", required_argument, NULL, 'C' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "cgroup", no_argument, NULL, 'g' },
+		{ "swapoff", required_argument, NULL, 'w' },
+		{ "json", required_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*o = (struct options){ .mib = { 64, 8, 8, 0 }, .seed = 1,
+			       .classes = (1u << VB_NR_CLASSES) - 1,
+			       .swapoff_path = "/usr/sbin/swapoff" };
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a': o->mib[REGION_ANON] = vb_parse_ulong("--size-mib", optarg, 1, 1UL << 22); break;
+		case 'c': o->mib[REGION_COW] = vb_parse_ulong("--cow-mib", optarg, 0, 1UL << 22); break;
+		case 'm': o->mib[REGION_SHMEM] = vb_parse_ulong("--shmem-mib", optarg, 0, 1UL << 22); break;
+		case 'z': o->mib[REGION_SPARSE] = vb_parse_ulong("--sparse-mib", optarg, 0, 1UL << 30); break;
+		case 'S': o->seed = vb_parse_ulong("--seed", optarg, 0, ~0UL); break;
+		case 'g': o->use_cgroup = 1; break;
+		case 'w': o->swapoff_path = optarg; break;
+		case 'j': o->json_path = optarg; break;
+		case 'C':
+			o->classes = vb_parse_classes(optarg);
+			if (!o->classes)
+				vb_fail("--classes takes a comma list of random,text,zero,same, not '%s'", optarg);
+			break;
+		default: usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+}
+
+static void map_region(struct region *r, enum region_id id, size_t pages, size_t first_index)
+{
+	size_t len = pages * VB_PAGE_SIZE;
+	int fd;
+
+	r->pages = pages;
+	r->first_index = first_index;
+	if (!pages)
+		return;
+	if (id == REGION_SHMEM) {
+		fd = memfd_create("swapoff-shmem", 0);
+		if (fd < 0 || ftruncate(fd, len))
+			vb_fail_sys("memfd");
+		r->base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+	} else {
+		r->base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	}
+	if (r->base == MAP_FAILED)
+		vb_fail_sys("mmap");
+	/* Base pages only: a huge page (or the huge zero page) would not swap per page. */
+	madvise(r->base, len, MADV_NOHUGEPAGE);
+	/* Only the cow region is the child's business. */
+	if (id != REGION_COW && madvise(r->base, len, MADV_DONTFORK))
+		vb_fail_sys("madvise(MADV_DONTFORK)");
+}
+
+static void fill_region(struct region *r, enum region_id id, const struct options *o)
+{
+	volatile char sum = 0;
+	size_t i;
+
+	if (id == REGION_SPARSE) {
+		for (i = 0; i < r->pages; i++)
+			sum += r->base[i * VB_PAGE_SIZE];
+		if (r->pages)
+			r->base[0] = 0;	/* the anon_vma that makes swapoff walk it */
+		return;
+	}
+	for (i = 0; i < r->pages; i++)
+		vb_fill_page(r->base + i * VB_PAGE_SIZE, vb_page_class_of(o->classes, r->first_index + i),
+			     o->seed, r->first_index + i, 0);
+}
+
+/* Touch every page of @r; the sparse region reads back zeros. */
+static size_t verify_region(const struct region *r, enum region_id id, const struct options *o)
+{
+	size_t i, bad = 0;
+
+	for (i = 0; i < r->pages; i++) {
+		const char *page = r->base + i * VB_PAGE_SIZE;
+
+		if (id == REGION_SPARSE)
+			bad += page[0] != 0;
+		else
+			bad += vb_check_page(page, vb_page_class_of(o->classes, r->first_index + i),
+					     o->seed, r->first_index + i, 0) >= 0;
+	}
+	return bad;
+}
+
+/* The child: hold the cow pages until told, then verify them and report. */
+static void __attribute__((noreturn)) cow_child(struct region *cow, const struct options *o,
+						int go_fd, int report_fd)
+{
+	struct child_report rep;
+	struct vb_faults before;
+	char go;
+
+	if (read(go_fd, &go, 1) != 1)
+		_exit(2);
+	before = vb_faults_now();
+	rep.bad_pages = verify_region(cow, REGION_COW, o);
+	rep.faults = vb_faults_since(before);
+	_exit(write(report_fd, &rep, sizeof(rep)) == sizeof(rep) ? 0 : 2);
+}
+
+/*
+ * Reclaim the cgroup down to nothing it can swap: memory.reclaim may stop
+ * short (EAGAIN), so it is asked a few times while it makes progress.
+ */
+static void reclaim_cgroup(void)
+{
+	long long current = vb_cgroup_read("memory.current"), last = -1;
+	char amount[32];
+	int round;
+
+	for (round = 0; round < 4 && current != last; round++) {
+		snprintf(amount, sizeof(amount), "%lld", current);
+		vb_cgroup_write("memory.reclaim", amount);
+		last = current;
+		current = vb_cgroup_read("memory.current");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct region reg[NR_REGIONS] = { 0 };
+	struct child_report child = { 0 };
+	struct vb_cmd_cost cost;
+	struct vb_json j;
+	long long cgroup_before = -1, cgroup_after = -1;
+	long swap_used_before, swap_used_after;
+	size_t index = 0, bad = 0;
+	double t0, populate_s, pageout_s;
+	int go[2], report[2], status, pageout_ok = 1, child_ok;
+	char *swapoff_argv[3];
+	enum region_id id;
+	pid_t pid;
+
+	parse_options(argc, argv, &o);
+	swapoff_argv[0] = o.swapoff_path;
+	swapoff_argv[1] = "-a";
+	swapoff_argv[2] = NULL;
+
+	t0 = vb_now();
+	for (id = 0; id < NR_REGIONS; id++) {
+		map_region(&reg[id], id, o.mib[id] << 20 >> 12, index);
+		fill_region(&reg[id], id, &o);
+		index += reg[id].pages;
+	}
+	if (pipe(go) || pipe(report))
+		vb_fail_sys("pipe");
+	pid = fork();
+	if (pid < 0)
+		vb_fail_sys("fork");
+	if (pid == 0)
+		cow_child(&reg[REGION_COW], &o, go[0], report[1]);
+	populate_s = vb_now() - t0;
+
+	t0 = vb_now();
+	for (id = 0; id < NR_REGIONS; id++)
+		if (reg[id].pages && vb_page_out(reg[id].base, reg[id].pages * VB_PAGE_SIZE))
+			pageout_ok = 0;
+	if (o.use_cgroup) {
+		reclaim_cgroup();
+		cgroup_before = vb_cgroup_read("memory.current");
+		if (vb_cgroup_write("memory.max", "max"))
+			vb_fail_sys("lifting the cgroup's memory.max for swapoff");
+	}
+	pageout_s = vb_now() - t0;
+	for (id = 0; id < NR_REGIONS; id++)
+		if (id != REGION_SHMEM && reg[id].pages)
+			reg[id].swapped_before = vb_swapped_pages(reg[id].base, reg[id].pages);
+	swap_used_before = vb_swap_used_kib();
+
+	cost = vb_run_timed(swapoff_argv);
+	swap_used_after = vb_swap_used_kib();
+	if (o.use_cgroup)
+		cgroup_after = vb_cgroup_read("memory.current");
+
+	for (id = 0; id < NR_REGIONS; id++) {
+		struct vb_faults before;
+
+		if (!reg[id].pages)
+			continue;
+		if (id != REGION_SHMEM)
+			reg[id].swapped_after = vb_swapped_pages(reg[id].base, reg[id].pages);
+		t0 = vb_now();
+		before = vb_faults_now();
+		reg[id].bad_pages = verify_region(&reg[id], id, &o);
+		reg[id].faults = vb_faults_since(before);
+		reg[id].verify_s = vb_now() - t0;
+		bad += reg[id].bad_pages;
+	}
+	child_ok = write(go[1], "g", 1) == 1 &&
+		   read(report[0], &child, sizeof(child)) == sizeof(child) &&
+		   waitpid(pid, &status, 0) == pid && WIFEXITED(status) && !WEXITSTATUS(status);
+	bad += child.bad_pages;
+
+	vb_json_begin(&j, o.json_path);
+	vb_json_int(&j, "seed", o.seed);
+	vb_json_bool(&j, "madv_pageout", pageout_ok);
+	vb_json_real(&j, "populate_s", populate_s);
+	vb_json_real(&j, "pageout_s", pageout_s);
+	vb_json_int(&j, "cgroup_bytes_before_swapoff", cgroup_before);
+	vb_json_int(&j, "cgroup_bytes_after_swapoff", cgroup_after);
+	vb_json_int(&j, "swap_used_kib_before", swap_used_before);
+	vb_json_int(&j, "swap_used_kib_after", swap_used_after);
+	vb_json_object(&j, "swapoff");
+	vb_json_real(&j, "wall_s", cost.wall_s);
+	vb_json_real(&j, "user_s", cost.user_s);
+	vb_json_real(&j, "sys_s", cost.sys_s);
+	vb_json_int(&j, "minor_faults", cost.minor_faults);
+	vb_json_int(&j, "major_faults", cost.major_faults);
+	vb_json_int(&j, "exit_status", cost.exit_status);
+	vb_json_close(&j);
+	for (id = 0; id < NR_REGIONS; id++) {
+		vb_json_object(&j, region_names[id]);
+		vb_json_int(&j, "mib", o.mib[id]);
+		vb_json_int(&j, "pages", reg[id].pages);
+		if (id != REGION_SHMEM) {
+			vb_json_int(&j, "swap_ptes_before_swapoff", reg[id].swapped_before);
+			vb_json_int(&j, "swap_ptes_after_swapoff", reg[id].swapped_after);
+		}
+		vb_json_int(&j, "minor_faults_after_swapoff", reg[id].faults.minor);
+		vb_json_int(&j, "major_faults_after_swapoff", reg[id].faults.major);
+		vb_json_real(&j, "touch_verify_s", reg[id].verify_s);
+		vb_json_int(&j, "mismatches", reg[id].bad_pages);
+		vb_json_close(&j);
+	}
+	vb_json_object(&j, "cow_child");
+	vb_json_bool(&j, "ok", child_ok);
+	vb_json_int(&j, "minor_faults_after_swapoff", child.faults.minor);
+	vb_json_int(&j, "major_faults_after_swapoff", child.faults.major);
+	vb_json_int(&j, "mismatches", child.bad_pages);
+	vb_json_close(&j);
+	vb_json_int(&j, "mismatches", bad);
+	vb_json_end(&j);
+
+	if (cost.exit_status)
+		fprintf(stderr, "swapoff: %s -a exited with %d\n", o.swapoff_path, cost.exit_status);
+	if (bad)
+		fprintf(stderr, "swapoff: MISMATCH %zu bad pages\n", bad);
+	return cost.exit_status || bad || !child_ok ? 1 : 0;
+}
