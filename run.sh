@@ -37,13 +37,33 @@ nruns=$("$VB_TOP/harness/plan.sh" "$file" "$out" "${overrides[@]}") || exit 1
 mapfile -t plan <"$out/plan"
 
 kernels_needed=$(for id in "${plan[@]}"; do sed -n 's/^kernel=//p' "$out/runs/$id/params"; done | sort -u)
+# past_seconds: "workload seconds" for every finished run under RESULTS_DIR,
+# the measure the estimates below are made from.
+past_seconds() {
+	local st
+	for st in "$RESULTS_DIR"/*/runs/*/status.json; do
+		grep -q '"status": "done"' "$st" 2>/dev/null || continue
+		printf '%s %s\n' "$(sed -n 's/^workload=//p' "${st%/*}/params")" \
+			"$(sed -n 's/.*"host_seconds": \([0-9.]*\).*/\1/p' "$st")"
+	done
+}
+hms() { printf '%dh%02dm' $(($1 / 3600)) $(($1 % 3600 / 60)); }
+
 if [ $dry_run = 1 ]; then
-	printf '%-60s %-10s %-12s %-10s\n' RUN KERNEL WORKLOAD BACKEND
+	declare -A mean_s=()
+	while read -r w s; do mean_s[$w]=$s; done < <(past_seconds |
+		awk '$2 != "" { n[$1]++; t[$1] += $2 } END { for (w in n) printf "%s %d\n", w, t[w] / n[w] }')
+	total=0 guessed=0
+	printf '%-60s %-10s %-12s %-10s %s\n' RUN KERNEL WORKLOAD BACKEND EST
 	for id in "${plan[@]}"; do
 		params_read "$out/runs/$id/params"
-		printf '%-60s %-10s %-12s %-10s\n' "$id" "${P[kernel]}" "${P[workload]}" "${P[backend]}"
+		est=${mean_s[${P[workload]}]:-}
+		[ -n "$est" ] || { est=${P[timeout]}; guessed=$((guessed + 1)); }
+		total=$((total + est))
+		printf '%-60s %-10s %-12s %-10s %ss\n' "$id" "${P[kernel]}" "${P[workload]}" "${P[backend]}" "$est"
 	done
-	echo "$nruns runs; kernels: $(echo $kernels_needed)"
+	echo "$nruns runs; kernels: $(echo $kernels_needed); estimated $(hms $total) under this host's accelerator" \
+		"(mean of finished runs per workload in $RESULTS_DIR; $guessed runs without history counted at their timeout)"
 	exit 0
 fi
 
@@ -65,7 +85,7 @@ for id in "${plan[@]}"; do
 	fi
 	params_read "$dir/params"
 	eta=""
-	[ $timed -gt 0 ] && eta=" ETA $(( spent / timed * (${#plan[@]} - i + 1) / 60 ))m"
+	[ $timed -gt 0 ] && eta=" ETA $(hms $((spent / timed * (${#plan[@]} - i + 1))))"
 	log "run $i/${#plan[@]} kernel=${P[kernel]} wl=${P[workload]} backend=${P[backend]} rep ${P[repetition]}$eta"
 	t0=$(date +%s)
 	"$VB_TOP/harness/run-one.sh" "$dir/params" "$dir"
