@@ -6,6 +6,9 @@
 # in a fresh guest and writes results/<campaign>/.  --dry-run prints the plan
 # only; --resume keeps finished runs and retries infrastructure failures once.
 # Exit 0 when every run is done (or unsupported by its kernel), 1 otherwise.
+# The body is one brace group, so bash reads the whole file before running
+# any of it: editing run.sh while a campaign runs cannot derail that campaign.
+{
 set -uo pipefail
 . "$(dirname "$0")/harness/common.sh"
 . "$VB_TOP/harness/params.sh"
@@ -28,7 +31,7 @@ name=$(basename "$file" .conf)
 out=$RESULTS_DIR/$name
 
 "$VB_TOP/harness/setup.sh" --check || exit 1
-if [ -d "$out/runs" ] && [ $resume = 0 ] && [ $dry_run = 0 ]; then
+if compgen -G "$out/runs/*/status.json" >/dev/null && [ $resume = 0 ] && [ $dry_run = 0 ]; then
 	stamp=$(date +%Y%m%d-%H%M%S)
 	log "moving the previous $out aside to $out.$stamp (use --resume to continue it)"
 	mv "$out" "$out.$stamp"
@@ -100,3 +103,5 @@ if [ -f "$VB_TOP/analysis/__main__.py" ]; then
 fi
 log "campaign $name: ${#plan[@]} runs, $failed failed; results in $out"
 [ $failed = 0 ]
+exit
+}

@@ -64,7 +64,9 @@ def forest_plot(table: pd.DataFrame, out_dir: Path, base: str, new: str) -> list
     labels = (table["workload"] + " " + table["backend"] + " " + table["metric"] + " (" + table["accelerator"] + ")")
     y = np.arange(len(table))[::-1]
     figure, axes = plt.subplots(figsize=(7, 1 + 0.45 * len(table)))
+    # A row without an interval (one repetition) is drawn as a bare point.
     errors = np.vstack([table["ratio"] - table["ci_low"], table["ci_high"] - table["ratio"]])
+    errors = np.nan_to_num(errors, nan=0.0)
     axes.errorbar(table["ratio"], y, xerr=errors, fmt="o", color="C0", capsize=3, label=f"ours: {new}/{base}, 95% CI")
     if "pub_ratio" in table and table["pub_ratio"].notna().any():
         axes.scatter(table["pub_ratio"], y, marker="D", facecolors="none", edgecolors="C3", zorder=3,

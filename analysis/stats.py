@@ -64,5 +64,10 @@ def mann_whitney_p(base, new) -> float:
 def compare_samples(base, new) -> RatioEstimate:
     base_mean = float(np.mean(base))
     ratio = float(np.mean(new)) / base_mean if base_mean else float("nan")
-    low, high = bootstrap_ratio_ci(base, new)
+    if min(len(base), len(new)) < 2:
+        # Resampling one value gives that value back: a zero-width "interval" that would look
+        # significant.  With a single repetition there is no interval at all.
+        low = high = float("nan")
+    else:
+        low, high = bootstrap_ratio_ci(base, new)
     return RatioEstimate(ratio, low, high, mann_whitney_p(base, new))

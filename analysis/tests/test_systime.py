@@ -30,3 +30,11 @@ def test_two_repetitions_give_a_warning(tmp_path):
     table = table_for(tmp_path, n=2)
     assert table["few_repetitions"].all()
     assert set(display_systime(table.reset_index())["warning"]) == {"n<5"}
+
+
+def test_single_repetition_gives_no_interval_and_no_mark():
+    from analysis.stats import compare_samples
+
+    estimate = compare_samples([40.0], [50.0])
+    assert estimate.ratio == 1.25
+    assert not estimate.ci_excludes_one, "one run per side must never look significant"
