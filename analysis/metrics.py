@@ -10,7 +10,7 @@ import re
 from typing import Iterator, NamedTuple
 
 USEC_PER_S = 1e6
-CORE_METRICS = ("real", "sys", "user")
+CORE_METRICS = ("real", "sys", "user", "cpu")
 
 # vmstat counters worth keeping: swap traffic, zswap, THP swap and faults (swapoff leaves minor faults).
 # The full vmstat has ~170 fields; keeping all would drown the tables in unrelated page-cache counters.
@@ -91,6 +91,10 @@ def _core_rows(result: dict) -> Iterator[MetricRow]:
         yield MetricRow("sys", cpu["system_usec"] / USEC_PER_S, "s", False)
     if _is_number(cpu.get("user_usec")):
         yield MetricRow("user", cpu["user_usec"] / USEC_PER_S, "s", False)
+    # usage_usec is the scheduler's exact runtime; the user/system split above is sampled at
+    # each tick (TICK_CPU_ACCOUNTING), so "cpu" is the steadier of the three under icount.
+    if _is_number(cpu.get("usage_usec")):
+        yield MetricRow("cpu", cpu["usage_usec"] / USEC_PER_S, "s", False)
     for key in ("memory.peak", "memory.swap.peak"):
         if _is_number(cgroup.get(key)):
             yield MetricRow(key, float(cgroup[key]), "B", None)
