@@ -8,6 +8,9 @@
 #
 # Campaign file lines:
 #   axis KEY = V1 V2 ...      one run per value (several axes multiply)
+#   axis WORKLOAD.KEY = V ...  an axis of that workload's runs only (after
+#                             the workload axis; other workloads' runs are
+#                             not multiplied by it)
 #   KEY = VALUE               a setting for every run (VALUE may hold spaces)
 #   WORKLOAD.KEY = VALUE      a setting for that workload's runs only
 #   repetitions = N           repeat the whole matrix N times
@@ -29,7 +32,7 @@ declare -A axes=() consts=()
 axis_order=()
 repetitions=1 warmup=0
 while IFS= read -r line; do
-	if [[ $line =~ ^axis[[:space:]]+([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]]; then
+	if [[ $line =~ ^axis[[:space:]]+([A-Za-z_][A-Za-z0-9_.-]*)=(.*)$ ]]; then
 		axes[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
 		axis_order+=("${BASH_REMATCH[1]}")
 	elif [[ $line == repetitions=* ]]; then repetitions=${line#*=}
@@ -50,6 +53,13 @@ done
 kept=(); for a in "${axis_order[@]}"; do [[ -v axes[$a] ]] && kept+=("$a"); done
 axis_order=("${kept[@]}")
 
+# combo_workload COMBO: the workload of a (partial) combo.
+combo_workload() {
+	local w=${consts[workload]:-swap-verify}
+	[[ $1 =~ (^|;)workload=([^;]*) ]] && w=${BASH_REMATCH[2]}
+	echo "$w"
+}
+
 # combos: every assignment of the axes other than kernel, as "k=v;k=v".
 combos=("")
 kernels=${axes[kernel]:-${consts[kernel]:-baseline}}
@@ -57,6 +67,10 @@ for a in "${axis_order[@]}"; do
 	[ "$a" = kernel ] && continue
 	next=()
 	for c in "${combos[@]}"; do
+		if [[ $a == *.* ]] && [ "${a%%.*}" != "$(combo_workload "$c")" ]; then
+			next+=("$c")
+			continue
+		fi
 		for v in ${axes[$a]}; do next+=("$c$a=$v;"); done
 	done
 	combos=("${next[@]}")
@@ -67,8 +81,7 @@ plan=()
 # resolve COMBO KERNEL REP WARMUP: load the run's parameters into P.
 resolve() {
 	local kv w
-	w=${consts[workload]:-swap-verify}
-	[[ $1 =~ (^|;)workload=([^;]*) ]] && w=${BASH_REMATCH[2]}
+	w=$(combo_workload "$1")
 	params_load_defaults "$w"
 	for kv in "${!consts[@]}"; do
 		case $kv in
@@ -77,7 +90,11 @@ resolve() {
 		esac
 	done
 	IFS=';' read -ra kvs <<<"$1"
-	for kv in "${kvs[@]}"; do [ -n "$kv" ] && param_set "$kv" "$file (axis)"; done
+	# A WORKLOAD.KEY axis is in the combo only for that workload's runs.
+	for kv in "${kvs[@]}"; do
+		[[ ${kv%%=*} == *.* ]] && kv=${kv#*.}
+		[ -n "$kv" ] && param_set "$kv" "$file (axis)"
+	done
 	P[kernel]=$2 P[repetition]=$3 P[warmup]=$4
 	params_validate
 }
