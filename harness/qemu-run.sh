@@ -111,7 +111,7 @@ cmd+=("${accel_args[@]}")
 start=$(date +%s.%N)
 timeout -k 5 "$timeout_s" "${cmd[@]}" >"$out/qemu.stderr" 2>&1
 qemu_rc=$?
-host_seconds=$(echo "$(date +%s.%N) - $start" | bc)
+host_seconds=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
 rm -f "$swap_disk"
 
 # Split the record stream into files; a record cut off by a crash is kept
@@ -135,6 +135,8 @@ elif [ "$qemu_rc" != 0 ]; then
 	status=failed-infra rc=$EXIT_INFRA reason="qemu exited with $qemu_rc: $(tail -n1 "$out/qemu.stderr")"
 elif [ ! -f "$out/result.json" ]; then
 	status=failed-infra rc=$EXIT_INFRA reason="the guest powered off without a result"
+elif ! err=$(/usr/bin/python3 -m json.tool "$out/result.json" 2>&1 >/dev/null); then
+	status=failed-infra rc=$EXIT_INFRA reason="result.json is not valid JSON: $err"
 elif ! grep -q '"workload_exit": 0,' "$out/result.json"; then
 	status=failed-workload rc=$EXIT_WORKLOAD reason=$(tail -n3 "$out/workload.stderr" 2>/dev/null | tr '\n' ' ')
 else
