@@ -15,7 +15,7 @@ GUEST_BINS := $(addprefix $(GUEST_BIN_DIR)/,$(GUEST_PROGS))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(HOST_TEST_DIR)/%,$(wildcard tests/unit/*.c))
 
 .PHONY: help setup kernels kernel-baseline kernel-vswap kernels-debug guest-bin image \
-	test unit-test integration-test report clean distclean
+	test unit-test integration-test checkpatch report clean distclean
 
 help:
 	@echo "vswap-bench targets:"
@@ -24,6 +24,7 @@ help:
 	@echo "  kernels-debug the same two kernels with kernel-patches/configs/debug.config"
 	@echo "  image         build the guest image (build/image/)"
 	@echo "  test          unit tests, analysis tests, then the QEMU integration tests"
+	@echo "  checkpatch    checkpatch.pl of the extracted tree on every patch of PATCHES"
 	@echo "  report        rebuild the report of CAMPAIGN=results/<name>"
 	@echo "  clean         remove build outputs but keep the extracted tree and images"
 	@echo "  distclean     remove build/ entirely"
@@ -62,6 +63,10 @@ unit-test: $(UNIT_TESTS) guest-bin
 
 integration-test: kernels image
 	tests/integration.sh
+
+# The extracted tree comes with the kernel builds.
+checkpatch: kernel-vswap
+	harness/checkpatch.sh
 
 test:
 	harness/setup.sh --check

@@ -8,6 +8,7 @@ start=$(date +%s)
 rc=0
 make -s -C "$top" unit-test 2>&1 | tee -a "$log" || rc=1
 make -s -C "$top" integration-test 2>&1 | tee -a "$log" || rc=1
+make -s -C "$top" checkpatch 2>&1 | tee -a "$log" || rc=1
 
 # Totals from our suites' "N passed, N failed" lines and pytest's summaries.
 read -r passed failed < <(awk '
