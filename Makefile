@@ -53,7 +53,7 @@ image: guest-bin
 	harness/setup.sh --check
 	guest-image/build-image.sh $(GUEST_BIN_DIR)
 
-$(HOST_TEST_DIR)/%: tests/unit/%.c $(WORKLOAD_LIB) $(wildcard workloads/lib/*.h)
+$(HOST_TEST_DIR)/%: tests/unit/%.c $(WORKLOAD_LIB) $(wildcard workloads/lib/*.h) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Iworkloads/lib -o $@ $< $(WORKLOAD_LIB)
 

@@ -8,19 +8,7 @@
 #include <string.h>
 
 #include "pagefill.h"
-
-static int passed, failed;
-
-static void report(int ok, const char *name, const char *why)
-{
-	if (ok) {
-		passed++;
-		printf("PASS %s\n", name);
-	} else {
-		failed++;
-		printf("FAIL %s: %s\n", name, why);
-	}
-}
+#include "report.h"
 
 static unsigned char a[VB_PAGE_SIZE], b[VB_PAGE_SIZE];
 
@@ -121,6 +109,5 @@ int main(void)
 	test_class_shapes();
 	test_text_is_compressible();
 	test_parse_classes();
-	printf("pagefill: %d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return report_summary("pagefill");
 }

@@ -1,32 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Host-side tests of what usemem and swapoff share in workloads/lib: mixed
- * pages (pagefill's compressibility knob) and vbutil (timed commands, fault
- * counts, pagemap, the JSON writer).  One PASS/FAIL line per test and a
+ * pages (pagefill's compressibility knob) and vbutil (command-line options,
+ * timed commands, fault counts, pagemap, the JSON writer).  One PASS/FAIL line per test and a
  * summary; exits non-zero when any test failed.
  */
 #define _GNU_SOURCE
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "pagefill.h"
+#include "report.h"
 #include "vbutil.h"
-
-static int passed, failed;
-
-static void report(int ok, const char *name, const char *why)
-{
-	if (ok) {
-		passed++;
-		printf("PASS %s\n", name);
-	} else {
-		failed++;
-		printf("FAIL %s: %s\n", name, why);
-	}
-}
 
 static unsigned char a[VB_PAGE_SIZE], b[VB_PAGE_SIZE];
 
@@ -74,6 +64,74 @@ static void test_mixed_check(void)
 	ok &= vb_check_mixed(a, mix, 9, 1000, 2) == 3000;
 	report(ok, "mixed check accepts its page and names a flipped fill byte",
 	       "a stale, misplaced or corrupted page would pass");
+}
+
+static const char *const orders[] = { "seq", "random", NULL };
+
+/* The exit status of @fn(@arg) run in a child, its stderr (usage messages) discarded. */
+static int child_status(void (*fn)(void *), void *arg)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stderr))
+			_exit(3);
+		fn(arg);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static void collect_option(int val, char *value, void *ctx)
+{
+	char *seen = ctx;
+
+	sprintf(seen + strlen(seen), "%c=%s;", val, value ? value : "");
+}
+
+/* Parse @arg (an argv) with --size N and --flag; exit 1 unless it saw "--size 5 --flag". */
+static void parse_args_child(void *arg)
+{
+	static const struct option longopts[] = {
+		{ "size", required_argument, NULL, 's' },
+		{ "flag", no_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char **argv = arg, seen[64] = "";
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	vb_parse_args(argc, argv, longopts, collect_option, seen, "usage\n");
+	_exit(strcmp(seen, "s=5;f=;") ? 1 : 0);
+}
+
+static void bad_choice_child(void *arg)
+{
+	vb_parse_choice("--order", arg, orders);
+}
+
+static void test_option_helpers(void)
+{
+	char *good[] = { "prog", "--size", "5", "--flag", NULL };
+	char *unknown[] = { "prog", "--size", "5", "--colour", "red", NULL };
+	char *leftover[] = { "prog", "--size", "5", "--flag", "extra", NULL };
+	char *missing[] = { "prog", "--flag", "--size", NULL };
+
+	report(child_status(parse_args_child, good) == 0 &&
+	       child_status(parse_args_child, unknown) == 2 &&
+	       child_status(parse_args_child, leftover) == 2 &&
+	       child_status(parse_args_child, missing) == 2 &&
+	       child_status(bad_choice_child, "sideways") == 2 &&
+	       vb_parse_choice("--order", "random", orders) == 1 &&
+	       vb_parse_class_list("--classes", "zero,same") == (1u << VB_CLASS_ZERO | 1u << VB_CLASS_SAME),
+	       "options reach the handler; unknown, left-over, missing and bad ones exit 2",
+	       "a wrong command line would run with wrong parameters");
 }
 
 static void test_run_timed(void)
@@ -150,9 +208,9 @@ int main(void)
 	test_mixed_shape();
 	test_mixed_same_filled_and_full();
 	test_mixed_check();
+	test_option_helpers();
 	test_run_timed();
 	test_faults_and_pagemap();
 	test_json_writer();
-	printf("workload_lib: %d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return report_summary("workload_lib");
 }

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pagefill.h"
 #include "vbutil.h"
 
 #ifndef MADV_PAGEOUT
@@ -41,6 +43,26 @@ void vb_fail(const char *fmt, ...)
 	exit(2);
 }
 
+void vb_parse_args(int argc, char **argv, const struct option *longopts,
+		   void (*handle)(int val, char *value, void *ctx), void *ctx,
+		   const char *usage)
+{
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c == '?' || c == ':') {
+			fputs(usage, stderr);
+			exit(2);
+		}
+		handle(c, optarg, ctx);
+	}
+	if (optind != argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n%s", program_invocation_short_name,
+			argv[optind], usage);
+		exit(2);
+	}
+}
+
 unsigned long vb_parse_ulong(const char *opt, const char *s, unsigned long min,
 			     unsigned long max)
 {
@@ -52,6 +74,29 @@ unsigned long vb_parse_ulong(const char *opt, const char *s, unsigned long min,
 	if (errno || *end || end == s || *s == '-' || v < min || v > max)
 		vb_fail("%s needs a number from %lu to %lu, not '%s'", opt, min, max, s);
 	return v;
+}
+
+int vb_parse_choice(const char *opt, const char *s, const char *const choices[])
+{
+	char list[256] = "";
+	int i;
+
+	for (i = 0; choices[i]; i++) {
+		if (!strcmp(s, choices[i]))
+			return i;
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+			 i ? ", " : "", choices[i]);
+	}
+	vb_fail("%s is one of %s, not '%s'", opt, list, s);
+}
+
+unsigned int vb_parse_class_list(const char *opt, const char *s)
+{
+	unsigned int mask = vb_parse_classes(s);
+
+	if (!mask)
+		vb_fail("%s takes a comma list of random,text,zero,same, not '%s'", opt, s);
+	return mask;
 }
 
 double vb_now(void)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers the in-guest workload programs share: errors, option numbers,
+ * Helpers the in-guest workload programs share: errors, command-line options,
  * clocks and fault counts, paging out, timing a child command, the bench
  * cgroup's control files and a small JSON writer.  Errors print
  * "PROGRAM: ..." (the name the program was started with) and exit 2, the
@@ -17,9 +17,24 @@ void vb_fail_sys(const char *what) __attribute__((noreturn));
 /* Print "PROGRAM: MESSAGE" and exit 2. */
 void vb_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
+/*
+ * The workloads take long options only ("--size-mib 64").  vb_parse_args runs
+ * getopt_long over @longopts and calls @handle(val, value, ctx) for each
+ * option given; an unknown option, a missing value or a left-over argument
+ * prints @usage and exits 2.
+ */
+struct option;
+void vb_parse_args(int argc, char **argv, const struct option *longopts,
+		   void (*handle)(int val, char *value, void *ctx), void *ctx,
+		   const char *usage);
+
 /* @s as a whole number in [min, max], else a usage error naming @opt. */
 unsigned long vb_parse_ulong(const char *opt, const char *s, unsigned long min,
 			     unsigned long max);
+/* The index of @s in the NULL-terminated @choices, else a usage error naming @opt. */
+int vb_parse_choice(const char *opt, const char *s, const char *const choices[]);
+/* A comma list of pagefill classes as a mask, else a usage error naming @opt. */
+unsigned int vb_parse_class_list(const char *opt, const char *s);
 
 /* CLOCK_MONOTONIC in seconds: comparable between processes. */
 double vb_now(void);

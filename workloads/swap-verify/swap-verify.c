@@ -19,7 +19,6 @@
  * JSON), 2 on a usage or system error.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdint.h>
@@ -28,14 +27,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "pagefill.h"
-
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21
-#endif
+#include "vbutil.h"
 
 #define PM_SWAP (1ULL << 62)
 #define PM_SWAP_TYPE_MASK 0x1fULL
@@ -62,44 +57,23 @@ struct residency {
 	unsigned int swap_types;	/* bit mask of swap types in those entries */
 };
 
-static const char *prog = "swap-verify";
+static const char usage[] =
+	"usage: swap-verify [--size-mib N] [--mode plain|fork|shmem] [--children K]\n"
+	"       [--seed S] [--classes random,text,zero,same] [--json FILE]\n";
 
-static void fail_sys(const char *what)
+static void handle_option(int opt, char *value, void *ctx)
 {
-	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(errno));
-	exit(2);
-}
+	static const char *const modes[] = { "plain", "fork", "shmem", NULL };
+	struct options *o = ctx;
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void usage(void)
-{
-	fprintf(stderr,
-		"usage: %s [--size-mib N] [--mode plain|fork|shmem] [--children K]\n"
-		"       [--seed S] [--classes random,text,zero,same] [--json FILE]\n",
-		prog);
-	exit(2);
-}
-
-static unsigned long parse_num(const char *opt, const char *s, unsigned long max)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno || *end || end == s || v == 0 || v > max) {
-		fprintf(stderr, "%s: %s needs a number from 1 to %lu, not '%s'\n",
-			prog, opt, max, s);
-		exit(2);
+	switch (opt) {
+	case 's': o->size_mib = vb_parse_ulong("--size-mib", value, 1, 1UL << 20); break;
+	case 'm': o->mode = modes[vb_parse_choice("--mode", value, modes)]; break;
+	case 'c': o->children = vb_parse_ulong("--children", value, 1, 4096); break;
+	case 'S': o->seed = vb_parse_ulong("--seed", value, 1, ~0UL); break;
+	case 'C': o->classes = vb_parse_class_list("--classes", value); break;
+	case 'j': o->json_path = value; break;
 	}
-	return v;
 }
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -113,34 +87,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "json", required_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
 
 	*o = (struct options){ .size_mib = 64, .mode = "plain", .children = 4,
 			       .seed = 1, .classes = (1u << VB_NR_CLASSES) - 1 };
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's': o->size_mib = parse_num("--size-mib", optarg, 1UL << 20); break;
-		case 'm': o->mode = optarg; break;
-		case 'c': o->children = parse_num("--children", optarg, 4096); break;
-		case 'S': o->seed = parse_num("--seed", optarg, ~0UL); break;
-		case 'C':
-			o->classes = vb_parse_classes(optarg);
-			if (!o->classes) {
-				fprintf(stderr, "%s: --classes takes a comma list of random,text,zero,same, not '%s'\n",
-					prog, optarg);
-				exit(2);
-			}
-			break;
-		case 'j': o->json_path = optarg; break;
-		default: usage();
-		}
-	}
-	if (optind != argc)
-		usage();
-	if (strcmp(o->mode, "plain") && strcmp(o->mode, "fork") && strcmp(o->mode, "shmem")) {
-		fprintf(stderr, "%s: unknown mode '%s' (plain, fork or shmem)\n", prog, o->mode);
-		exit(2);
-	}
+	vb_parse_args(argc, argv, longopts, handle_option, o, usage);
 }
 
 static void fill_range(char *base, const struct options *o, size_t first,
@@ -191,11 +141,8 @@ static uint32_t gen_rewritten(size_t index, const void *arg)
 
 static void page_out(char *base, size_t len, int *pageout_supported)
 {
-	if (madvise(base, len, MADV_PAGEOUT) == 0)
-		return;
-	if (errno != EINVAL)
-		fail_sys("madvise(MADV_PAGEOUT)");
-	*pageout_supported = 0;
+	if (vb_page_out(base, len))
+		*pageout_supported = 0;
 }
 
 static struct residency measure_residency(char *base, size_t pages)
@@ -207,9 +154,9 @@ static struct residency measure_residency(char *base, size_t pages)
 	int fd;
 
 	if (!vec)
-		fail_sys("malloc");
+		vb_fail_sys("malloc");
 	if (mincore(base, pages * VB_PAGE_SIZE, vec))
-		fail_sys("mincore");
+		vb_fail_sys("mincore");
 	for (i = 0; i < pages; i++)
 		r.nonresident += !(vec[i] & 1);
 	free(vec);
@@ -255,8 +202,8 @@ static int run_child(char *base, size_t pages, const struct options *o, int k,
 	}
 	if (!bad.phase)
 		return 0;
-	fprintf(stderr, "%s: MISMATCH mode=fork child=%d phase=%s page=%zu class=%s offset=%ld\n",
-		prog, k, bad.phase, bad.page, vb_class_names[bad.cls], bad.offset);
+	fprintf(stderr, "swap-verify: MISMATCH mode=fork child=%d phase=%s page=%zu class=%s offset=%ld\n",
+		k, bad.phase, bad.page, vb_class_names[bad.cls], bad.offset);
 	return 1;
 }
 
@@ -269,7 +216,7 @@ static int run_children(char *base, size_t pages, const struct options *o,
 		pid_t pid = fork();
 
 		if (pid < 0)
-			fail_sys("fork");
+			vb_fail_sys("fork");
 		if (pid == 0)
 			_exit(run_child(base, pages, o, k, pageout_supported));
 	}
@@ -297,40 +244,40 @@ int main(int argc, char **argv)
 	if (!strcmp(o.mode, "shmem")) {
 		fd = memfd_create("swap-verify", 0);
 		if (fd < 0 || ftruncate(fd, len))
-			fail_sys("memfd");
+			vb_fail_sys("memfd");
 		base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	} else {
 		base = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	}
 	if (base == MAP_FAILED)
-		fail_sys("mmap");
+		vb_fail_sys("mmap");
 	/* Whole-page swap only: huge pages would be split or kept resident. */
 	madvise(base, len, MADV_NOHUGEPAGE);
 
-	t0 = now();
+	t0 = vb_now();
 	fill_range(base, &o, 0, pages, 1, 0);
-	t_fill = now();
+	t_fill = vb_now();
 	page_out(base, len, &pageout_supported);
-	t_out = now();
+	t_out = vb_now();
 	after_pageout = measure_residency(base, pages);
 
 	if (!strcmp(o.mode, "fork"))
 		children_failed = run_children(base, pages, &o, &pageout_supported);
 	nbad += check_range(base, &o, 0, pages, 1, gen_zero, NULL, "verify", &bad);
-	t_verify = now();
+	t_verify = vb_now();
 
 	fill_range(base, &o, 1, pages, 2, 1);
 	page_out(base, len, &pageout_supported);
 	after_rewrite = measure_residency(base, pages);
 	nbad += check_range(base, &o, 0, pages, 1, gen_rewritten, NULL, "rewrite-verify", &bad);
-	t_end = now();
+	t_end = vb_now();
 
 	for (i = 0; i < pages; i++)
 		per_class[vb_page_class_of(o.classes, i)]++;
 
 	if (o.json_path && !(out = fopen(o.json_path, "w")))
-		fail_sys(o.json_path);
+		vb_fail_sys(o.json_path);
 	fprintf(out, "{\n  \"mode\": \"%s\",\n  \"size_mib\": %zu,\n  \"pages\": %zu,\n"
 		"  \"seed\": %llu,\n  \"children\": %d,\n  \"pages_per_class\": {",
 		o.mode, o.size_mib, pages, (unsigned long long)o.seed,
@@ -355,10 +302,10 @@ int main(int argc, char **argv)
 		fclose(out);
 
 	if (bad.phase)
-		fprintf(stderr, "%s: MISMATCH mode=%s phase=%s page=%zu class=%s offset=%ld (%zu bad pages)\n",
-			prog, o.mode, bad.phase, bad.page, vb_class_names[bad.cls], bad.offset, nbad);
+		fprintf(stderr, "swap-verify: MISMATCH mode=%s phase=%s page=%zu class=%s offset=%ld (%zu bad pages)\n",
+			o.mode, bad.phase, bad.page, vb_class_names[bad.cls], bad.offset, nbad);
 	if (children_failed)
-		fprintf(stderr, "%s: %d of %d children found bad pages\n", prog,
+		fprintf(stderr, "swap-verify: %d of %d children found bad pages\n",
 			children_failed, o.children);
 	return nbad || children_failed ? 1 : 0;
 }

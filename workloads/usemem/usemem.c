@@ -27,7 +27,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -70,12 +69,26 @@ struct worker {
 	int go_fd, done_fd;
 };
 
-static void usage(void)
+static const char usage[] =
+	"usage: usemem [--size-mib N] [--nproc P] [--order seq|random] [--random-pct R]\n"
+	"              [--fill BYTE] [--free munmap|exit] [--seed S] [--json FILE]\n";
+
+static void handle_option(int opt, char *value, void *ctx)
 {
-	fprintf(stderr,
-		"usage: usemem [--size-mib N] [--nproc P] [--order seq|random] [--random-pct R]\n"
-		"              [--fill BYTE] [--free munmap|exit] [--seed S] [--json FILE]\n");
-	exit(2);
+	static const char *const orders[] = { "seq", "random", NULL };
+	static const char *const frees[] = { "munmap", "exit", NULL };
+	struct options *o = ctx;
+
+	switch (opt) {
+	case 's': o->size_mib = vb_parse_ulong("--size-mib", value, 1, 1UL << 22); break;
+	case 'n': o->nproc = vb_parse_ulong("--nproc", value, 1, MAX_NPROC); break;
+	case 'o': o->random_order = vb_parse_choice("--order", value, orders); break;
+	case 'r': o->random_pct = vb_parse_ulong("--random-pct", value, 0, 100); break;
+	case 'f': o->mix.fill = vb_parse_ulong("--fill", value, 0, 255); break;
+	case 'F': o->free_by_exit = vb_parse_choice("--free", value, frees); break;
+	case 'S': o->seed = vb_parse_ulong("--seed", value, 0, ~0UL); break;
+	case 'j': o->json_path = value; break;
+	}
 }
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -91,32 +104,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "json", required_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
 
 	*o = (struct options){ .size_mib = 96, .nproc = 1, .random_pct = 25, .seed = 1 };
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's': o->size_mib = vb_parse_ulong("--size-mib", optarg, 1, 1UL << 22); break;
-		case 'n': o->nproc = vb_parse_ulong("--nproc", optarg, 1, MAX_NPROC); break;
-		case 'r': o->random_pct = vb_parse_ulong("--random-pct", optarg, 0, 100); break;
-		case 'f': o->mix.fill = vb_parse_ulong("--fill", optarg, 0, 255); break;
-		case 'S': o->seed = vb_parse_ulong("--seed", optarg, 0, ~0UL); break;
-		case 'j': o->json_path = optarg; break;
-		case 'o':
-			if (strcmp(optarg, "seq") && strcmp(optarg, "random"))
-				vb_fail("--order is seq or random, not '%s'", optarg);
-			o->random_order = !strcmp(optarg, "random");
-			break;
-		case 'F':
-			if (strcmp(optarg, "munmap") && strcmp(optarg, "exit"))
-				vb_fail("--free is munmap or exit, not '%s'", optarg);
-			o->free_by_exit = !strcmp(optarg, "exit");
-			break;
-		default: usage();
-		}
-	}
-	if (optind != argc)
-		usage();
+	vb_parse_args(argc, argv, longopts, handle_option, o, usage);
 	o->mix.random_bytes = o->random_pct * VB_PAGE_SIZE / 100;
 }
 
