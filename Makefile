@@ -2,7 +2,7 @@
 # analyse.  `make help` lists the targets.
 BUILD_DIR ?= $(CURDIR)/build
 export BUILD_DIR
-CAMPAIGN ?= results/default
+CAMPAIGN ?= results/standard
 CFLAGS ?= -O2 -g -Wall -Wextra -Werror
 PYTHON ?= /usr/bin/python3
 
@@ -18,6 +18,9 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(HOST_TEST_DIR)/%,$(wildcard tests/unit
 	test unit-test integration-test checkpatch report clean distclean
 
 help:
+	@echo "The benchmark is ./run.sh [CAMPAIGN]: campaigns/standard.conf by default (both"
+	@echo "kernels, four workloads, 3 repetitions; about 2 h under TCG), first-look for a few"
+	@echo "minutes, quick is make test's; ./run.sh CAMPAIGN --dry-run shows the plan and its time."
 	@echo "vswap-bench targets:"
 	@echo "  setup         install the Debian packages the harness needs (root)"
 	@echo "  kernels       build the baseline and vswap guest kernels (build/kernels/)"

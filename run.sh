@@ -2,7 +2,7 @@
 # run.sh [CAMPAIGN] [key=value ...] [--dry-run] [--resume]
 #
 # The main job: plans CAMPAIGN (a file, or a name in campaigns/; default
-# "default"), builds the kernels and the guest image it needs, runs every run
+# "standard", about 2 hours under TCG; "first-look" takes minutes), builds the kernels and the guest image it needs, runs every run
 # in a fresh guest and writes results/<campaign>/.  --dry-run prints the plan
 # only; --resume keeps finished runs and retries infrastructure failures once.
 # Exit 0 when every run is done (or unsupported by its kernel), 1 otherwise.
@@ -13,7 +13,7 @@ set -uo pipefail
 . "$(dirname "$0")/harness/common.sh"
 . "$VB_TOP/harness/params.sh"
 
-campaign=default dry_run=0 resume=0 overrides=()
+campaign=standard dry_run=0 resume=0 overrides=()
 for arg in "$@"; do
 	case $arg in
 	--dry-run) dry_run=1 ;;
@@ -36,42 +36,62 @@ if compgen -G "$out/runs/*/status.json" >/dev/null && [ $resume = 0 ] && [ $dry_
 	log "moving the previous $out aside to $out.$stamp (use --resume to continue it)"
 	mv "$out" "$out.$stamp"
 fi
-nruns=$("$VB_TOP/harness/plan.sh" "$file" "$out" "${overrides[@]}") || exit 1
-mapfile -t plan <"$out/plan"
+# A dry run plans into a scratch folder: it must not rewrite the plan of a
+# campaign that is running or waiting to be resumed.
+plan_out=$out
+if [ $dry_run = 1 ]; then plan_out=$(mktemp -d) && trap 'rm -rf "$plan_out"' EXIT; fi
+nruns=$("$VB_TOP/harness/plan.sh" "$file" "$plan_out" "${overrides[@]}") || exit 1
+mapfile -t plan <"$plan_out/plan"
 
-kernels_needed=$(for id in "${plan[@]}"; do sed -n 's/^kernel=//p' "$out/runs/$id/params"; done | sort -u)
-# past_seconds: "workload seconds" for every finished run under RESULTS_DIR,
-# the measure the estimates below are made from.
+kernels_needed=$(for id in "${plan[@]}"; do sed -n 's/^kernel=//p' "$plan_out/runs/$id/params"; done | sort -u)
+# past_seconds: "workload config-hash seconds" for every finished run under
+# RESULTS_DIR and under build/test-results (where make test runs its
+# campaigns), the measure the estimates below are made from.  The config hash
+# is the run id's last part: the same on every kernel and repetition.
 past_seconds() {
-	local st
-	for st in "$RESULTS_DIR"/*/runs/*/status.json; do
-		grep -q '"status": "done"' "$st" 2>/dev/null || continue
-		printf '%s %s\n' "$(sed -n 's/^workload=//p' "${st%/*}/params")" \
-			"$(sed -n 's/.*"host_seconds": \([0-9.]*\).*/\1/p' "$st")"
+	local root st id roots=("$RESULTS_DIR")
+	[ "$BUILD_DIR/test-results" -ef "$RESULTS_DIR" ] || roots+=("$BUILD_DIR/test-results")
+	for root in "${roots[@]}"; do
+		for st in "$root"/*/runs/*/status.json; do
+			grep -q '"status": "done"' "$st" 2>/dev/null || continue
+			id=${st%/status.json}; id=${id##*/}
+			printf '%s %s %s\n' "$(sed -n 's/^workload=//p' "${st%/*}/params")" "${id##*-}" \
+				"$(sed -n 's/.*"host_seconds": \([0-9.]*\).*/\1/p' "$st")"
+		done
 	done
 }
 hms() { printf '%dh%02dm' $(($1 / 3600)) $(($1 % 3600 / 60)); }
 
 if [ $dry_run = 1 ]; then
+	# A run is estimated by the mean of finished runs of its configuration,
+	# else of its workload (other sizes: rougher), else by its timeout.
 	declare -A mean_s=()
-	while read -r w s; do mean_s[$w]=$s; done < <(past_seconds |
-		awk '$2 != "" { n[$1]++; t[$1] += $2 } END { for (w in n) printf "%s %d\n", w, t[w] / n[w] }')
-	total=0 guessed=0
+	while read -r key s; do mean_s[$key]=$s; done < <(past_seconds |
+		awk '$3 != "" { n[$1]++; t[$1] += $3; n["@" $2]++; t["@" $2] += $3 }
+		     END { for (k in n) printf "%s %d\n", k, t[k] / n[k] }')
+	total=0 same=0 workload=0 guessed=0
 	printf '%-60s %-10s %-12s %-10s %s\n' RUN KERNEL WORKLOAD BACKEND EST
 	for id in "${plan[@]}"; do
-		params_read "$out/runs/$id/params"
-		est=${mean_s[${P[workload]}]:-}
-		[ -n "$est" ] || { est=${P[timeout]}; guessed=$((guessed + 1)); }
+		params_read "$plan_out/runs/$id/params"
+		if est=${mean_s[@${id##*-}]:-} && [ -n "$est" ]; then same=$((same + 1))
+		elif est=${mean_s[${P[workload]}]:-} && [ -n "$est" ]; then workload=$((workload + 1))
+		else est=${P[timeout]} guessed=$((guessed + 1))
+		fi
 		total=$((total + est))
 		printf '%-60s %-10s %-12s %-10s %ss\n' "$id" "${P[kernel]}" "${P[workload]}" "${P[backend]}" "$est"
 	done
 	echo "$nruns runs; kernels: $(echo $kernels_needed); estimated $(hms $total) under this host's accelerator" \
-		"(mean of finished runs per workload in $RESULTS_DIR; $guessed runs without history counted at their timeout)"
+		"from finished runs in $RESULTS_DIR and $BUILD_DIR/test-results: $same runs by their configuration's" \
+		"mean, $workload by their workload's, $guessed without history counted at their timeout"
 	exit 0
 fi
 
 for k in $kernels_needed; do
-	case $k in baseline|vswap) make -s -C "$VB_TOP" "kernel-$k" || die "building the $k kernel failed" ;; esac
+	# The -debug kernels add kernel-patches/configs/debug.config (make kernels-debug).
+	case $k in
+	baseline|vswap|baseline-debug|vswap-debug)
+		make -s -C "$VB_TOP" "kernel-$k" || die "building the $k kernel failed" ;;
+	esac
 done
 make -s -C "$VB_TOP" image || die "building the guest image failed"
 

@@ -47,6 +47,19 @@ expect_fail "bad timing mode is refused" "timing must be" \
 	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" timing=fast
 expect_fail "missing campaign is refused" "no campaign 'nosuch'" "$top/run.sh" nosuch --dry-run
 
+# --dry-run: estimates from finished runs under build/test-results too, and
+# plans nowhere in RESULTS_DIR (a running campaign's plan stays its own).
+fake=$tmp/build/test-results/quick/runs/$a
+mkdir -p "$fake" && cp "$tmp/c1/runs/$a/params" "$fake/params"
+printf '{\n  "status": "done",\n  "host_seconds": 42.5,\n}\n' >"$fake/status.json"
+out=$(BUILD_DIR=$tmp/build "$top/run.sh" "$tmp/abba.conf" --dry-run 2>&1)
+if grep -q "^$a .* 42s$" <<<"$out" && grep -q "4 runs by their configuration's mean, 4 by their workload's, 0 without" <<<"$out" &&
+	[ ! -e "$RESULTS_DIR/abba" ]; then
+	pass "--dry-run estimates from make test's runs and writes no plan"
+else
+	fail "--dry-run estimates from make test's runs and writes no plan" "$(tail -n2 <<<"$out"; ls "$RESULTS_DIR" 2>&1)"
+fi
+
 expect_fail "missing kernel source is refused" "kernel source not found" \
 	env KERNEL_SRC=/nonexistent BUILD_DIR="$tmp/build" "$top/harness/build-kernel.sh" baseline
 expect_fail "unknown kernel variant is refused" "usage" "$top/harness/build-kernel.sh" mainline
