@@ -14,7 +14,8 @@ GUEST_PROGS := $(foreach d,$(wildcard workloads/*/),$(if $(wildcard $(d)$(notdir
 GUEST_BINS := $(addprefix $(GUEST_BIN_DIR)/,$(GUEST_PROGS))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(HOST_TEST_DIR)/%,$(wildcard tests/unit/*.c))
 
-.PHONY: help setup kernels kernel-baseline kernel-vswap kernels-debug guest-bin image \
+.PHONY: help setup kernels kernel-baseline kernel-vswap kernels-debug kernel-baseline-debug kernel-vswap-debug \
+	guest-bin image \
 	test unit-test integration-test checkpatch report clean distclean
 
 help:
@@ -25,6 +26,7 @@ help:
 	@echo "  setup         install the Debian packages the harness needs (root)"
 	@echo "  kernels       build the baseline and vswap guest kernels (build/kernels/)"
 	@echo "  kernels-debug the same two kernels with kernel-patches/configs/debug.config"
+	@echo "                (build/kernels/{baseline,vswap}-debug; a campaign's kernel=vswap-debug)"
 	@echo "  image         build the guest image (build/image/)"
 	@echo "  test          unit tests, analysis tests, then the QEMU integration tests"
 	@echo "  checkpatch    checkpatch.pl of the extracted tree on every patch of PATCHES"
@@ -41,10 +43,11 @@ kernel-baseline kernel-vswap: kernel-%:
 	harness/setup.sh --check
 	harness/build-kernel.sh $*
 
-kernels-debug:
+# A campaign names these kernel=baseline-debug or kernel=vswap-debug.
+kernels-debug: kernel-baseline-debug kernel-vswap-debug
+kernel-baseline-debug kernel-vswap-debug: kernel-%-debug:
 	harness/setup.sh --check
-	harness/build-kernel.sh baseline debug
-	harness/build-kernel.sh vswap debug
+	harness/build-kernel.sh $* debug
 
 guest-bin: $(GUEST_BINS)
 .SECONDEXPANSION:
