@@ -12,7 +12,12 @@
  *              a page-table entry (the shared zero page) and no memory: a
  *              large mapping swapoff must walk, like the cover letter's
  *              process mapping a large file; one written page gives it the
- *              anon_vma that makes swapoff walk it.
+ *              anon_vma that makes swapoff walk it;
+ *      vmas    --vmas separate private anonymous mappings of --vma-pages
+ *              pages each, one guard page apart so the kernel cannot merge
+ *              them: swapoff walks the page tables VMA by VMA, and many small
+ *              VMAs with swapped pages stress that walk rather than its
+ *              per-page work.
  * 2. Push them to swap: MADV_PAGEOUT, then (--cgroup) memory.reclaim of the
  *    process's cgroup for the shared pages MADV_PAGEOUT skips; then lift the
  *    cgroup's memory.max so swapoff can bring every page back in.
@@ -31,7 +36,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,12 +43,19 @@
 #include "pagefill.h"
 #include "vbutil.h"
 
-enum region_id { REGION_ANON, REGION_COW, REGION_SHMEM, REGION_SPARSE, NR_REGIONS };
+enum region_id { REGION_ANON, REGION_COW, REGION_SHMEM, REGION_SPARSE, REGION_VMAS, NR_REGIONS };
 
-static const char *const region_names[NR_REGIONS] = { "anon", "cow", "shmem", "sparse" };
+static const char *const region_names[NR_REGIONS] = { "anon", "cow", "shmem", "sparse", "vmas" };
+
+/*
+ * Each small mapping and its guard page are two VMAs; vm.max_map_count
+ * (65530 by default) bounds them all, the program's own included.
+ */
+#define MAX_VMAS 30000
 
 struct options {
-	size_t mib[NR_REGIONS];
+	size_t mib[REGION_VMAS];
+	size_t vmas, vma_pages;
 	uint64_t seed;
 	unsigned int classes;
 	int use_cgroup;
@@ -55,6 +66,8 @@ struct options {
 struct region {
 	char *base;
 	size_t pages;
+	size_t chunk;		/* pages per mapping, 0: one mapping */
+	size_t span;		/* pages mapped, guard pages included */
 	size_t first_index;	/* pagefill index of the first page: regions differ */
 	size_t swapped_before;	/* pagemap swap entries before swapoff */
 	size_t swapped_after;
@@ -69,13 +82,28 @@ struct child_report {
 	size_t bad_pages;
 };
 
-static void usage(void)
+static const char usage[] =
+	"usage: swapoff [--size-mib N] [--cow-mib N] [--shmem-mib N] [--sparse-mib N]\n"
+	"               [--vmas N] [--vma-pages K] [--classes LIST] [--seed S] [--cgroup] [--swapoff PATH] [--json FILE]\n"
+	"This is vswap-bench's swapoff workload; the system tool is /usr/sbin/swapoff.\n";
+
+static void handle_option(int opt, char *value, void *ctx)
 {
-	fprintf(stderr,
-		"usage: swapoff [--size-mib N] [--cow-mib N] [--shmem-mib N] [--sparse-mib N]\n"
-		"               [--classes LIST] [--seed S] [--cgroup] [--swapoff PATH] [--json FILE]\n"
-		"This is vswap-bench's swapoff workload; the system tool is /usr/sbin/swapoff.\n");
-	exit(2);
+	struct options *o = ctx;
+
+	switch (opt) {
+	case 'a': o->mib[REGION_ANON] = vb_parse_ulong("--size-mib", value, 1, 1UL << 22); break;
+	case 'c': o->mib[REGION_COW] = vb_parse_ulong("--cow-mib", value, 0, 1UL << 22); break;
+	case 'm': o->mib[REGION_SHMEM] = vb_parse_ulong("--shmem-mib", value, 0, 1UL << 22); break;
+	case 'z': o->mib[REGION_SPARSE] = vb_parse_ulong("--sparse-mib", value, 0, 1UL << 30); break;
+	case 'v': o->vmas = vb_parse_ulong("--vmas", value, 0, MAX_VMAS); break;
+	case 'p': o->vma_pages = vb_parse_ulong("--vma-pages", value, 1, 1UL << 16); break;
+	case 'C': o->classes = vb_parse_class_list("--classes", value); break;
+	case 'S': o->seed = vb_parse_ulong("--seed", value, 0, ~0UL); break;
+	case 'g': o->use_cgroup = 1; break;
+	case 'w': o->swapoff_path = value; break;
+	case 'j': o->json_path = value; break;
+	}
 }
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -85,6 +113,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "cow-mib", required_argument, NULL, 'c' },
 		{ "shmem-mib", required_argument, NULL, 'm' },
 		{ "sparse-mib", required_argument, NULL, 'z' },
+		{ "vmas", required_argument, NULL, 'v' },
+		{ "vma-pages", required_argument, NULL, 'p' },
 		{ "classes", required_argument, NULL, 'C' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "cgroup", no_argument, NULL, 'g' },
@@ -92,42 +122,32 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "json", required_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
 
-	*o = (struct options){ .mib = { 64, 8, 8, 0 }, .seed = 1,
+	*o = (struct options){ .mib = { 64, 8, 8, 0 }, .vma_pages = 4, .seed = 1,
 			       .classes = (1u << VB_NR_CLASSES) - 1,
 			       .swapoff_path = "/usr/sbin/swapoff" };
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'a': o->mib[REGION_ANON] = vb_parse_ulong("--size-mib", optarg, 1, 1UL << 22); break;
-		case 'c': o->mib[REGION_COW] = vb_parse_ulong("--cow-mib", optarg, 0, 1UL << 22); break;
-		case 'm': o->mib[REGION_SHMEM] = vb_parse_ulong("--shmem-mib", optarg, 0, 1UL << 22); break;
-		case 'z': o->mib[REGION_SPARSE] = vb_parse_ulong("--sparse-mib", optarg, 0, 1UL << 30); break;
-		case 'S': o->seed = vb_parse_ulong("--seed", optarg, 0, ~0UL); break;
-		case 'g': o->use_cgroup = 1; break;
-		case 'w': o->swapoff_path = optarg; break;
-		case 'j': o->json_path = optarg; break;
-		case 'C':
-			o->classes = vb_parse_classes(optarg);
-			if (!o->classes)
-				vb_fail("--classes takes a comma list of random,text,zero,same, not '%s'", optarg);
-			break;
-		default: usage();
-		}
-	}
-	if (optind != argc)
-		usage();
+	vb_parse_args(argc, argv, longopts, handle_option, o, usage);
 }
 
-static void map_region(struct region *r, enum region_id id, size_t pages, size_t first_index)
+/* Page @i of @r: mappings of r->chunk pages are one guard page apart. */
+static char *page_at(const struct region *r, size_t i)
 {
-	size_t len = pages * VB_PAGE_SIZE;
+	return r->base + (r->chunk ? i + i / r->chunk : i) * VB_PAGE_SIZE;
+}
+
+static void map_region(struct region *r, enum region_id id, size_t pages, size_t chunk,
+		       size_t first_index)
+{
+	size_t len, c;
 	int fd;
 
 	r->pages = pages;
+	r->chunk = chunk;
+	r->span = chunk ? pages + pages / chunk : pages;
 	r->first_index = first_index;
 	if (!pages)
 		return;
+	len = r->span * VB_PAGE_SIZE;
 	if (id == REGION_SHMEM) {
 		fd = memfd_create("swapoff-shmem", 0);
 		if (fd < 0 || ftruncate(fd, len))
@@ -135,7 +155,9 @@ static void map_region(struct region *r, enum region_id id, size_t pages, size_t
 		r->base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		close(fd);
 	} else {
-		r->base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		/* The vmas region is reserved inaccessible and opened chunk by chunk below. */
+		r->base = mmap(NULL, len, chunk ? PROT_NONE : PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	}
 	if (r->base == MAP_FAILED)
 		vb_fail_sys("mmap");
@@ -144,6 +166,10 @@ static void map_region(struct region *r, enum region_id id, size_t pages, size_t
 	/* Only the cow region is the child's business. */
 	if (id != REGION_COW && madvise(r->base, len, MADV_DONTFORK))
 		vb_fail_sys("madvise(MADV_DONTFORK)");
+	for (c = 0; chunk && c < pages / chunk; c++)
+		if (mprotect(r->base + c * (chunk + 1) * VB_PAGE_SIZE, chunk * VB_PAGE_SIZE,
+			     PROT_READ | PROT_WRITE))
+			vb_fail_sys("mprotect of a small mapping (vm.max_map_count?)");
 }
 
 static void fill_region(struct region *r, enum region_id id, const struct options *o)
@@ -153,13 +179,13 @@ static void fill_region(struct region *r, enum region_id id, const struct option
 
 	if (id == REGION_SPARSE) {
 		for (i = 0; i < r->pages; i++)
-			sum += r->base[i * VB_PAGE_SIZE];
+			sum += *page_at(r, i);
 		if (r->pages)
 			r->base[0] = 0;	/* the anon_vma that makes swapoff walk it */
 		return;
 	}
 	for (i = 0; i < r->pages; i++)
-		vb_fill_page(r->base + i * VB_PAGE_SIZE, vb_page_class_of(o->classes, r->first_index + i),
+		vb_fill_page(page_at(r, i), vb_page_class_of(o->classes, r->first_index + i),
 			     o->seed, r->first_index + i, 0);
 }
 
@@ -169,7 +195,7 @@ static size_t verify_region(const struct region *r, enum region_id id, const str
 	size_t i, bad = 0;
 
 	for (i = 0; i < r->pages; i++) {
-		const char *page = r->base + i * VB_PAGE_SIZE;
+		const char *page = page_at(r, i);
 
 		if (id == REGION_SPARSE)
 			bad += page[0] != 0;
@@ -237,7 +263,10 @@ int main(int argc, char **argv)
 
 	t0 = vb_now();
 	for (id = 0; id < NR_REGIONS; id++) {
-		map_region(&reg[id], id, o.mib[id] << 20 >> 12, index);
+		if (id == REGION_VMAS)
+			map_region(&reg[id], id, o.vmas * o.vma_pages, o.vma_pages, index);
+		else
+			map_region(&reg[id], id, o.mib[id] << 20 >> 12, 0, index);
 		fill_region(&reg[id], id, &o);
 		index += reg[id].pages;
 	}
@@ -252,7 +281,7 @@ int main(int argc, char **argv)
 
 	t0 = vb_now();
 	for (id = 0; id < NR_REGIONS; id++)
-		if (reg[id].pages && vb_page_out(reg[id].base, reg[id].pages * VB_PAGE_SIZE))
+		if (reg[id].pages && vb_page_out(reg[id].base, reg[id].span * VB_PAGE_SIZE))
 			pageout_ok = 0;
 	if (o.use_cgroup) {
 		reclaim_cgroup();
@@ -263,7 +292,7 @@ int main(int argc, char **argv)
 	pageout_s = vb_now() - t0;
 	for (id = 0; id < NR_REGIONS; id++)
 		if (id != REGION_SHMEM && reg[id].pages)
-			reg[id].swapped_before = vb_swapped_pages(reg[id].base, reg[id].pages);
+			reg[id].swapped_before = vb_swapped_pages(reg[id].base, reg[id].span);
 	swap_used_before = vb_swap_used_kib();
 
 	cost = vb_run_timed(swapoff_argv);
@@ -277,7 +306,7 @@ int main(int argc, char **argv)
 		if (!reg[id].pages)
 			continue;
 		if (id != REGION_SHMEM)
-			reg[id].swapped_after = vb_swapped_pages(reg[id].base, reg[id].pages);
+			reg[id].swapped_after = vb_swapped_pages(reg[id].base, reg[id].span);
 		t0 = vb_now();
 		before = vb_faults_now();
 		reg[id].bad_pages = verify_region(&reg[id], id, &o);
@@ -309,7 +338,12 @@ int main(int argc, char **argv)
 	vb_json_close(&j);
 	for (id = 0; id < NR_REGIONS; id++) {
 		vb_json_object(&j, region_names[id]);
-		vb_json_int(&j, "mib", o.mib[id]);
+		if (id == REGION_VMAS) {
+			vb_json_int(&j, "mappings", o.vmas);
+			vb_json_int(&j, "pages_per_mapping", o.vma_pages);
+		} else {
+			vb_json_int(&j, "mib", o.mib[id]);
+		}
 		vb_json_int(&j, "pages", reg[id].pages);
 		if (id != REGION_SHMEM) {
 			vb_json_int(&j, "swap_ptes_before_swapoff", reg[id].swapped_before);
