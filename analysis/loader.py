@@ -16,12 +16,13 @@ from . import schema
 from .metrics import metric_rows
 
 RUN_COLUMNS = [
-    "run_id", "kernel", "kernel_id", "workload", "backend", "memory_max", "params", "settings", "repetition", "warmup",
+    "run_id", "kernel", "kernel_id", "workload", "backend", "memory_max", "pressure", "params", "settings", "repetition",
+    "warmup",
     "accelerator", "timing_mode", "image_id", "hostname", "qemu", "status", "reason",
 ]
 METRIC_COLUMNS = [
-    "run_id", "kernel", "kernel_id", "workload", "backend", "memory_max", "params", "settings", "repetition",
-    "accelerator", "timing_mode", "metric", "value", "unit", "higher_is_better",
+    "run_id", "kernel", "kernel_id", "workload", "backend", "memory_max", "pressure", "params", "settings",
+    "repetition", "accelerator", "timing_mode", "metric", "value", "unit", "higher_is_better",
 ]
 
 
@@ -82,6 +83,8 @@ def _run_record(run: dict) -> dict:
         "workload": run["workload"],
         "backend": run["backend"],
         "memory_max": str(run.get("memory_max", "")),
+        # Runs recorded before the pressure setting existed were all under memory.max.
+        "pressure": run.get("pressure", "cgroup"),
         "params": format_params(run.get("params")),
         "settings": format_params(run.get("settings")),
         "repetition": int(run["repetition"]),

@@ -26,5 +26,6 @@ REQUIRED_RUN_FIELDS = ("run_id", "kernel", "workload", "backend", "repetition")
 # Columns that identify "the same experiment" across kernels: two runs may only be compared when all of these
 # match. accelerator and timing_mode are included because TCG/icount durations measure something else
 # (instruction path length) than KVM wall time; mixing them would be meaningless.
-# settings (zswap compressor, rotational, swap size...) change what is measured as much as params do.
-CONFIG_COLUMNS = ("workload", "backend", "memory_max", "params", "settings", "accelerator", "timing_mode")
+# settings (zswap compressor, rotational, swap size...) change what is measured as much as params do, and so
+# does pressure (memory.max or the whole guest short of memory).
+CONFIG_COLUMNS = ("workload", "backend", "memory_max", "pressure", "params", "settings", "accelerator", "timing_mode")

@@ -5,6 +5,11 @@
 # shellcheck shell=bash
 
 BACKENDS="disk zswap zswap-only zram none"
+# Parameters added after campaigns were first planned, at the value that does
+# what every run did before they existed.  They stay out of the run id's hash
+# at that value, so a campaign planned before them resumes under the same run
+# ids (--resume) instead of planning every run anew.
+HASH_NEUTRAL="pressure=cgroup VMAS=0 VMA_PAGES=4"
 declare -A P=()
 
 # kv_lines FILE: the key=value lines of FILE, comments and quotes removed.
@@ -58,6 +63,7 @@ params_validate() {
 	[[ " $BACKENDS " == *" ${P[backend]} "* ]] ||
 		die "unknown backend '${P[backend]}' (one of: $BACKENDS)"
 	case ${P[timing]} in realtime|icount) ;; *) die "timing must be realtime or icount, not '${P[timing]}'" ;; esac
+	case ${P[pressure]} in cgroup|global) ;; *) die "pressure must be cgroup or global, not '${P[pressure]}'" ;; esac
 	for k in vcpus guest_mem_mb swap_mb timeout repetition zswap_pool_percent; do
 		[[ ${P[$k]} =~ ^[1-9][0-9]*$ ]] || die "$k must be a positive whole number, not '${P[$k]}'"
 	done
@@ -66,6 +72,10 @@ params_validate() {
 			die "$k must be a size like 64M or max, not '${P[$k]}'"
 	done
 	mm=$(size_bytes "${P[memory_max]}")
+	# Under global pressure memory_max is the memory the guest leaves free
+	# for the workload (see harness/defaults.conf): it must be a size.
+	[ "${P[pressure]}" = cgroup ] || [[ $mm =~ ^[1-9][0-9]*$ ]] ||
+		die "pressure=global needs memory_max as a size (the memory left to the workload), not '${P[memory_max]}'"
 	[ "$mm" = max ] || [ "$mm" -lt $((P[guest_mem_mb] << 20)) ] ||
 		die "memory_max=${P[memory_max]} is not below the guest's memory (guest_mem_mb=${P[guest_mem_mb]})"
 	[[ ${P[kernel]} =~ ^[a-z0-9-]+$ ]] || die "bad kernel name '${P[kernel]}'"
@@ -77,10 +87,12 @@ params_write() {
 	for k in "${!P[@]}"; do printf '%s=%s\n' "$k" "${P[$k]}"; done | LC_ALL=C sort | write_atomic "$1"
 }
 
-# params_read FILE: load a file written by params_write.
+# params_read FILE: load a file written by params_write, over the harness's
+# and its workload's defaults: a file written before a parameter existed
+# reads with that parameter's default.
 params_read() {
 	local line
-	P=()
+	params_load_defaults "$(sed -n 's/^workload=//p' "$1")"
 	while IFS= read -r line; do P[${line%%=*}]=${line#*=}; done <"$1"
 }
 
@@ -90,7 +102,8 @@ params_read() {
 run_id() {
 	local k h
 	h=$(for k in "${!P[@]}"; do
-		case $k in kernel|repetition|warmup) ;; *) printf '%s=%s\n' "$k" "${P[$k]}" ;; esac
+		case $k in kernel|repetition|warmup) continue ;; esac
+		[[ " $HASH_NEUTRAL " == *" $k=${P[$k]} "* ]] || printf '%s=%s\n' "$k" "${P[$k]}"
 	done | LC_ALL=C sort | sha256sum | cut -c1-8)
 	local tag=r${P[repetition]}
 	[ "${P[warmup]}" = 1 ] && tag=warmup

@@ -3,6 +3,7 @@ import json
 import pytest
 
 from analysis.loader import load_campaign
+from analysis.schema import CONFIG_COLUMNS
 from analysis.tests.synthetic import write_campaign, write_run
 
 
@@ -108,3 +109,14 @@ def test_unplanned_directory_without_run_json_is_a_problem(campaign):
 
 def test_kernel_records_are_kept_for_provenance(campaign):
     assert load_campaign(campaign).kernels["vswap"]["kernel_id"] == "f00df00df00df00d"
+
+
+def test_pressure_defaults_to_cgroup_and_separates_configurations(campaign):
+    # Runs recorded before the pressure setting existed have none in run.json.
+    run_json = campaign / "runs" / "kbuild-zswap-vswap-r1" / "run.json"
+    run_json.write_text(json.dumps(json.loads(run_json.read_text()) | {"pressure": "global"}))
+    loaded = load_campaign(campaign)
+    pressure = loaded.runs.set_index("run_id")["pressure"]
+    assert pressure["kbuild-zswap-baseline-r1"] == "cgroup" and pressure["kbuild-zswap-vswap-r1"] == "global"
+    assert set(loaded.metrics[loaded.metrics.kernel == "vswap"]["pressure"]) == {"global"}
+    assert "pressure" in CONFIG_COLUMNS

@@ -46,6 +46,27 @@ expect_fail "unknown workload is refused" "unknown workload 'nope'" \
 expect_fail "bad timing mode is refused" "timing must be" \
 	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" timing=fast
 expect_fail "missing campaign is refused" "no campaign 'nosuch'" "$top/run.sh" nosuch --dry-run
+expect_fail "unknown pressure is refused" "pressure must be cgroup or global" \
+	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" pressure=local
+expect_fail "global pressure without a memory_max size is refused" "pressure=global needs memory_max as a size" \
+	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" pressure=global memory_max=max
+
+"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c4" pressure=global >/dev/null
+g=$(head -n1 "$tmp/c4/plan")
+grep -qx 'pressure=global' "$tmp/c4/runs/$g/params" && [ "${g##*-}" != "${a##*-}" ] &&
+	pass "pressure=global reaches the params and the run id" ||
+	fail "pressure=global reaches the params and the run id" "$g vs $a"
+
+# Parameters added later (pressure; swapoff's VMAS, VMA_PAGES): a params file
+# written before them reads with their defaults and keeps its run id.
+printf 'workload = swapoff\n' >"$tmp/swapoff.conf"
+"$top/harness/plan.sh" "$tmp/swapoff.conf" "$tmp/c5" >/dev/null
+s=$(head -n1 "$tmp/c5/plan")
+grep -v -e '^pressure=' -e '^VMAS=' -e '^VMA_PAGES=' "$tmp/c5/runs/$s/params" >"$tmp/old-params"
+got=$(. "$top/harness/common.sh"; . "$top/harness/params.sh"
+	params_read "$tmp/old-params"; echo "${P[pressure]} ${P[VMAS]} ${P[VMA_PAGES]} $(run_id)")
+[ "$got" = "cgroup 0 4 $s" ] && pass "an older params file reads with later defaults and keeps its run id" ||
+	fail "an older params file reads with later defaults and keeps its run id" "'$got', planned as $s"
 
 # --dry-run: estimates from finished runs under build/test-results too, and
 # plans nowhere in RESULTS_DIR (a running campaign's plan stays its own).
