@@ -83,11 +83,13 @@ resolve() {
 	local kv w
 	w=$(combo_workload "$1")
 	params_load_defaults "$w"
+	# General settings first, then this workload's: WORKLOAD.KEY wins over
+	# KEY whatever order the file (or bash's hash) gives them.
 	for kv in "${!consts[@]}"; do
-		case $kv in
-		*.*) [ "${kv%%.*}" = "$w" ] && param_set "${kv#*.}=${consts[$kv]}" "$file" ;;
-		*) param_set "$kv=${consts[$kv]}" "$file" ;;
-		esac
+		[[ $kv == *.* ]] || param_set "$kv=${consts[$kv]}" "$file"
+	done
+	for kv in "${!consts[@]}"; do
+		[[ $kv == "$w".* ]] && param_set "${kv#*.}=${consts[$kv]}" "$file"
 	done
 	IFS=';' read -ra kvs <<<"$1"
 	# A WORKLOAD.KEY axis is in the combo only for that workload's runs.

@@ -27,6 +27,12 @@ grep -qx 'SIZE_MB=32' "$p" && grep -qx 'MODES=plain fork shmem' "$p" &&
 	pass "workload settings and defaults resolve into params" ||
 	fail "workload settings and defaults resolve into params" "$(cat "$p")"
 
+printf 'workload = swap-verify\ntimeout = 600\nswap-verify.timeout = 700\n' >"$tmp/precedence.conf"
+"$top/harness/plan.sh" "$tmp/precedence.conf" "$tmp/c6" >/dev/null
+grep -qx 'timeout=700' "$tmp/c6/runs/$(head -n1 "$tmp/c6/plan")/params" &&
+	pass "a WORKLOAD.KEY setting wins over the general KEY" ||
+	fail "a WORKLOAD.KEY setting wins over the general KEY" "$(grep '^timeout=' "$tmp/c6/runs/"*/params)"
+
 a=$(sed -n 1p "$tmp/c1/plan"); b=$(sed -n 2p "$tmp/c1/plan")
 [ "${a##*-}" = "${b##*-}" ] && [ "$a" != "$b" ] &&
 	pass "run ids share the config hash across kernels" || fail "run ids share the config hash across kernels" "$a $b"
