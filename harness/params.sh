@@ -67,6 +67,7 @@ params_validate() {
 	for k in vcpus guest_mem_mb swap_mb timeout repetition zswap_pool_percent; do
 		[[ ${P[$k]} =~ ^[1-9][0-9]*$ ]] || die "$k must be a positive whole number, not '${P[$k]}'"
 	done
+	[ "${P[timeout]}" -ge 90 ] || die "timeout must be at least 90 (seconds: boot, workload and collection), not ${P[timeout]}"
 	for k in memory_max swap_max zswap_max zram_size; do
 		[ -z "${P[$k]}" ] || size_bytes "${P[$k]}" >/dev/null ||
 			die "$k must be a size like 64M or max, not '${P[$k]}'"

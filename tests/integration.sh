@@ -12,6 +12,11 @@ echo "integration campaign: run.sh exit $?"
 echo "verify campaign: run.sh exit $? (1 expected: test_zswap has a case failing on every kernel here)"
 "$top/run.sh" "$top/tests/campaigns/crash.conf"
 echo "crash campaign: run.sh exit $? (1 expected: it has crashed runs)"
+"$top/run.sh" "$top/tests/campaigns/resume.conf"
+echo "resume campaign: run.sh exit $? (1 expected: a run times out)"
+for pass in 1 2; do
+	"$top/run.sh" "$top/tests/campaigns/resume.conf" --resume 2>&1 | tee "$RESULTS_DIR/resume-$pass.log"
+done
 "$top/run.sh" quick
 echo "quick campaign: run.sh exit $?"
 "$top/run.sh" "$top/tests/campaigns/pressure.conf"

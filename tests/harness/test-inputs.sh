@@ -51,6 +51,8 @@ expect_fail "unknown workload is refused" "unknown workload 'nope'" \
 	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" workload=nope
 expect_fail "bad timing mode is refused" "timing must be" \
 	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" timing=fast
+expect_fail "a timeout too short to boot is refused" "timeout must be at least 90" \
+	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" timeout=20
 expect_fail "missing campaign is refused" "no campaign 'nosuch'" "$top/run.sh" nosuch --dry-run
 expect_fail "unknown pressure is refused" "pressure must be cgroup or global" \
 	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" pressure=local

@@ -32,7 +32,7 @@ def swap_verify_runs():
     return runs("integration")
 
 
-@pytest.fixture(scope="module", params=["integration", "crash", "quick", "pressure", "verify"])
+@pytest.fixture(scope="module", params=["integration", "crash", "resume", "quick", "pressure", "verify"])
 def campaign(request):
     if not (RESULTS / request.param / "plan").exists():
         pytest.fail(f"campaign {request.param} was not run: no {RESULTS / request.param / 'plan'}")
@@ -93,6 +93,20 @@ def test_crash_runs_are_recorded_and_the_campaign_goes_on():
     # The run before each crash was not written again after it.
     first, crash = order[0], order[1]
     assert (first / "result.json").stat().st_mtime <= (crash / "run.json").stat().st_mtime
+
+
+def test_a_hung_workload_times_out_and_resume_retries_it_once():
+    done, hung = runs("resume")
+    assert load(done / "status.json")["status"] == "done"
+    status = load(hung / "status.json")
+    assert status["status"] == "timeout" and status["exit_code"] == 3
+    assert "ran out of its 30s" in status["reason"], "the agent's own limit, not QEMU's, should stop it"
+    # The agent still reported what it measured before the limit.
+    assert load(hung / "result.json")["workload_exit"] == 137
+    assert (hung / ".retried").exists()
+    first, second = ((RESULTS / f"resume-{n}.log").read_text() for n in (1, 2))
+    assert "run 2/2" in first and "run 1/2" not in first, "resume must retry only the timeout"
+    assert "run 1/2" not in second and "run 2/2" not in second, "a second timeout stands"
 
 
 def test_reproduce_sh_reruns_the_same_run():
