@@ -96,6 +96,32 @@ for k in $kernels_needed; do
 done
 make -s -C "$VB_TOP" image || die "building the guest image failed"
 
+# The kernels and the image in build/ follow the checkout: a test, another
+# campaign or an edit of the series or of a workload rebuilds them, and a
+# new image replaces the old one.  So the runs of a campaign boot copies
+# kept with it, in results/<campaign>/inputs/ (the image hard-linked when it
+# can be), and a resumed campaign boots the same ones again.
+pin_inputs() {
+	local dst=$out/inputs k image
+	if [ $resume = 1 ] && [ -f "$dst/guest.json" ]; then
+		log "resuming with the campaign's own kernels and image ($dst)"
+	else
+		rm -rf "$dst" && mkdir -p "$dst/kernels" || die "cannot create $dst"
+		image=$(sed -n 's/.*"image": "\(.*\)".*/\1/p' "$BUILD_DIR/image/guest.json")
+		ln -f "$image" "$dst/guest.ext4" 2>/dev/null || cp "$image" "$dst/guest.ext4" ||
+			die "cannot copy the guest image into $dst"
+		sed "s|\"image\": \".*\"|\"image\": \"$dst/guest.ext4\"|" "$BUILD_DIR/image/guest.json" >"$dst/guest.json"
+	fi
+	for k in $kernels_needed; do
+		[ -f "$dst/kernels/$k/bzImage" ] && continue
+		mkdir -p "$dst/kernels/$k" &&
+			cp "$BUILD_DIR/kernels/$k/bzImage" "$BUILD_DIR/kernels/$k/kernel.json" "$dst/kernels/$k/" ||
+			die "cannot copy the $k kernel into $dst"
+	done
+	export VB_KERNELS_DIR=$dst/kernels VB_IMAGE_JSON=$dst/guest.json
+}
+pin_inputs
+
 done_status() { sed -n 's/.*"status": "\(.*\)".*/\1/p' "$1/status.json" 2>/dev/null; }
 failed=0 i=0 spent=0 timed=0
 for id in "${plan[@]}"; do

@@ -21,6 +21,8 @@
 # Exit: 0 done, 1 workload failed, 2 kernel crash, 3 timeout,
 #       4 infrastructure error, 5 unsupported by this kernel, 64 usage.
 set -uo pipefail
+# One brace group, read whole before it runs (see run-one.sh).
+{
 . "$(dirname "$0")/common.sh"
 
 EXIT_DONE=0 EXIT_WORKLOAD=1 EXIT_CRASH=2 EXIT_TIMEOUT=3 EXIT_INFRA=4 EXIT_UNSUPPORTED=5
@@ -171,3 +173,4 @@ JSON
 printf '%s\n%s\n%s\n' "$status" "$chosen" "$reason" >"$out/outcome"
 [ "$rc" = 0 ] || warn "$status: $reason (log: $out/serial.log)"
 exit "$rc"
+}

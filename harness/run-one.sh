@@ -6,6 +6,9 @@
 # boots through qemu-run.sh (serial.log, result.json, ...) and last
 # status.json.  Exits with qemu-run.sh's code (0 done, 1 workload failed,
 # 2 kernel crash, 3 timeout, 4 infrastructure, 5 unsupported, 64 usage).
+# The body is one brace group, so bash reads the whole file before running
+# any of it: editing this file while a campaign runs cannot derail a run.
+{
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 . "$VB_TOP/harness/params.sh"
@@ -16,10 +19,12 @@ params_file=${1:-} run_dir=${2:-}
 params_read "$params_file"
 params_validate
 VB_DIE_CODE=4
-kdir=$BUILD_DIR/kernels/${P[kernel]}
+# run.sh points these at the campaign's own copies (results/<c>/inputs).
+kdir=${VB_KERNELS_DIR:-$BUILD_DIR/kernels}/${P[kernel]}
 [ -f "$kdir/kernel.json" ] || die "kernel '${P[kernel]}' is not built ($kdir); run 'make kernels'"
-image_json=$BUILD_DIR/image/guest.json
-[ -f "$image_json" ] || die "no guest image; run 'make image'"
+image_json=${VB_IMAGE_JSON:-$BUILD_DIR/image/guest.json}
+[ -f "$image_json" ] || die "no guest image ($image_json); run 'make image'"
+image=$(sed -n 's/.*"image": "\(.*\)".*/\1/p' "$image_json")
 mkdir -p "$run_dir" || die "cannot create $run_dir"
 run_dir=$(cd "$run_dir" && pwd)
 campaign=$(basename "$(dirname "$(dirname "$run_dir")")")
@@ -84,7 +89,7 @@ out=\${1:-\$here.reproduced-\$(date +%Y%m%d-%H%M%S)}
 built=\$(sed -n 's/.*"kernel_id": "\\(.*\\)".*/\\1/p' "$kdir/kernel.json" 2>/dev/null)
 [ "\$built" = "$kernel_id" ] || echo "warning: kernel '${P[kernel]}' is now \${built:-not built}, this run used $kernel_id" >&2
 mkdir -p "\$out" && cp "\$here/params" "\$out/params"
-exec "$VB_TOP/harness/run-one.sh" "\$out/params" "\$out"
+VB_KERNELS_DIR=${VB_KERNELS_DIR:-} VB_IMAGE_JSON=${VB_IMAGE_JSON:-} exec "$VB_TOP/harness/run-one.sh" "\$out/params" "\$out"
 EOF
 chmod +x "$run_dir/reproduce.sh"
 
@@ -120,7 +125,7 @@ fi
 
 rm -f "$run_dir/status.json" "$run_dir/qemu.json" "$run_dir/outcome" "$run_dir/result.json"
 write_status running 0 ""
-"$VB_TOP/harness/qemu-run.sh" --kernel "$kdir" --spec "$run_dir/spec" --out "$run_dir" \
+"$VB_TOP/harness/qemu-run.sh" --kernel "$kdir" --image "$image" --spec "$run_dir/spec" --out "$run_dir" \
 	--vcpus "${P[vcpus]}" --mem "${P[guest_mem_mb]}" --swap-mb "${P[swap_mb]}" \
 	--timeout "${P[timeout]}" --timing "${P[timing]}" "${disk_args[@]}"
 rc=$?
@@ -132,3 +137,4 @@ else
 fi
 write_status "$status" "$rc" "$reason"
 exit "$rc"
+}

@@ -46,6 +46,11 @@ def test_every_run_has_its_files(campaign):
         status = load(run / "status.json")
         assert status["accelerator"] in ("kvm", "tcg"), f"{run.name}: accelerator not recorded"
         assert load(run / "kernel.json")["kernel_id"] == load(run / "run.json")["kernel_id"]
+        # Every run boots the campaign's own copies of its kernel and image.
+        inputs = RESULTS / campaign / "inputs"
+        kernel = load(run / "run.json")["kernel"]
+        assert load(inputs / "kernels" / kernel / "kernel.json") == load(run / "kernel.json")
+        assert load(run / "qemu.json")["image"] == str(inputs / "guest.ext4")
 
 
 @pytest.mark.parametrize("run", swap_verify_runs(), ids=lambda r: r.name)
@@ -69,6 +74,19 @@ def test_swap_verify_run(run):
         assert delta["zswpout"] == 0, "zswap was meant to be off"
         assert delta["pswpout"] > 0, "nothing was written to the swap disk"
     assert result["cgroup"]["memory.peak"] <= 32 * 2**20 + 2**20
+    after = result["after_swapoff"]
+    assert after["swapoff_exit"] == 0 and after["swap_used_bytes"] == 0
+    assert after["zswap_stored_pages"] == 0, "zswap objects outlived swapoff"
+    # Page tables hold virtual entries (reserved type 27) on vswap, entries
+    # of the swap disk (type 0) on baseline.
+    expected_type_mask = 1 << 27 if params["kernel"] == "vswap" else 1 << 0
+    assert modes["plain"]["swap_type_mask"] == expected_type_mask
+    if params["kernel"] == "vswap":
+        assert "used" in result["vswap"] and "alloc_reject" in result["vswap"]
+        assert after["vswap_used"] == 0, "virtual slots outlived swapoff"
+        assert after["vswap_verify"].strip() == "ok", after["vswap_verify"]
+    else:
+        assert result["vswap"] == {} and after["vswap_used"] is None
 
 
 def test_swap_verify_runs_cover_both_kernels_and_backends():
