@@ -107,7 +107,7 @@ pin_inputs() {
 		log "resuming with the campaign's own kernels and image ($dst)"
 	else
 		rm -rf "$dst" && mkdir -p "$dst/kernels" || die "cannot create $dst"
-		image=$(sed -n 's/.*"image": "\(.*\)".*/\1/p' "$BUILD_DIR/image/guest.json")
+		image=$(json_string_field "$BUILD_DIR/image/guest.json" image)
 		ln -f "$image" "$dst/guest.ext4" 2>/dev/null || cp "$image" "$dst/guest.ext4" ||
 			die "cannot copy the guest image into $dst"
 		sed "s|\"image\": \".*\"|\"image\": \"$dst/guest.ext4\"|" "$BUILD_DIR/image/guest.json" >"$dst/guest.json"

@@ -14,6 +14,10 @@ log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 sha256_of() { sha256sum "$@" | awk '{print $1}'; }
 sha256_str() { printf '%s' "$1" | sha256sum | awk '{print $1}'; }
 
+# json_string_field FILE KEY: the string value of KEY in one of our own JSON
+# files (one key per line, as the harness writes them); empty if absent.
+json_string_field() { sed -n "s/.*\"$2\": \"\(.*\)\".*/\1/p" "$1" 2>/dev/null; }
+
 # json_str VALUE: VALUE as a JSON string literal.
 json_str() {
 	local s=$1

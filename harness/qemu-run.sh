@@ -44,7 +44,7 @@ done
 [ -f "$spec" ] || die "no run spec at '$spec'"
 [ -n "$out" ] || die "--out DIR is required"
 if [ -z "$image" ]; then
-	image=$(sed -n 's/.*"image": "\(.*\)".*/\1/p' "$BUILD_DIR/image/guest.json" 2>/dev/null)
+	image=$(json_string_field "$BUILD_DIR/image/guest.json" image)
 fi
 [ -f "$image" ] || die "no guest image '$image' (build it with 'make image')"
 for n in "$vcpus" "$mem" "$swap_mb" "$timeout_s"; do

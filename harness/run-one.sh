@@ -24,15 +24,15 @@ kdir=${VB_KERNELS_DIR:-$BUILD_DIR/kernels}/${P[kernel]}
 [ -f "$kdir/kernel.json" ] || die "kernel '${P[kernel]}' is not built ($kdir); run 'make kernels'"
 image_json=${VB_IMAGE_JSON:-$BUILD_DIR/image/guest.json}
 [ -f "$image_json" ] || die "no guest image ($image_json); run 'make image'"
-image=$(sed -n 's/.*"image": "\(.*\)".*/\1/p' "$image_json")
+image=$(json_string_field "$image_json" image)
 mkdir -p "$run_dir" || die "cannot create $run_dir"
 run_dir=$(cd "$run_dir" && pwd)
 campaign=$(basename "$(dirname "$(dirname "$run_dir")")")
 
 [ "$params_file" -ef "$run_dir/params" ] || params_write "$run_dir/params"
 cp "$kdir/kernel.json" "$run_dir/kernel.json"
-kernel_id=$(sed -n 's/.*"kernel_id": "\(.*\)".*/\1/p' "$kdir/kernel.json")
-image_id=$(sed -n 's/.*"image_id": "\(.*\)".*/\1/p' "$image_json")
+kernel_id=$(json_string_field "$kdir/kernel.json" kernel_id)
+image_id=$(json_string_field "$image_json" image_id)
 
 # The guest's view: harness settings as VB_* and the workload's parameters.
 {
