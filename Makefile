@@ -15,6 +15,7 @@ GUEST_BINS := $(addprefix $(GUEST_BIN_DIR)/,$(GUEST_PROGS))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(HOST_TEST_DIR)/%,$(wildcard tests/unit/*.c))
 
 .PHONY: help setup kernels kernel-baseline kernel-vswap kernels-debug kernel-baseline-debug kernel-vswap-debug \
+	kernels-kasan kernel-baseline-kasan kernel-vswap-kasan \
 	guest-bin image \
 	test unit-test integration-test checkpatch report clean distclean
 
@@ -27,6 +28,8 @@ help:
 	@echo "  kernels       build the baseline and vswap guest kernels (build/kernels/)"
 	@echo "  kernels-debug the same two kernels with kernel-patches/configs/debug.config"
 	@echo "                (build/kernels/{baseline,vswap}-debug; a campaign's kernel=vswap-debug)"
+	@echo "  kernels-kasan the debug kernels plus KASAN (kernel-patches/configs/kasan.config;"
+	@echo "                a build of about an hour on 2 cores; kernel=vswap-kasan)"
 	@echo "  image         build the guest image (build/image/)"
 	@echo "  test          unit tests, analysis tests, then the QEMU integration tests"
 	@echo "  checkpatch    checkpatch.pl of the extracted tree on every patch of PATCHES"
@@ -43,11 +46,12 @@ kernel-baseline kernel-vswap: kernel-%:
 	harness/setup.sh --check
 	harness/build-kernel.sh $*
 
-# A campaign names these kernel=baseline-debug or kernel=vswap-debug.
+# A campaign names these kernel=baseline-debug, vswap-kasan, ...
 kernels-debug: kernel-baseline-debug kernel-vswap-debug
-kernel-baseline-debug kernel-vswap-debug: kernel-%-debug:
+kernels-kasan: kernel-baseline-kasan kernel-vswap-kasan
+kernel-baseline-debug kernel-vswap-debug kernel-baseline-kasan kernel-vswap-kasan:
 	harness/setup.sh --check
-	harness/build-kernel.sh $* debug
+	harness/build-kernel.sh $(subst -, ,$(patsubst kernel-%,%,$@))
 
 guest-bin: $(GUEST_BINS)
 .SECONDEXPANSION:

@@ -88,9 +88,10 @@ if [ $dry_run = 1 ]; then
 fi
 
 for k in $kernels_needed; do
-	# The -debug kernels add kernel-patches/configs/debug.config (make kernels-debug).
+	# The -debug kernels add kernel-patches/configs/debug.config (make
+	# kernels-debug), the -kasan ones kasan.config as well.
 	case $k in
-	baseline|vswap|baseline-debug|vswap-debug)
+	baseline|vswap|baseline-debug|vswap-debug|baseline-kasan|vswap-kasan)
 		make -s -C "$VB_TOP" "kernel-$k" || die "building the $k kernel failed" ;;
 	esac
 done

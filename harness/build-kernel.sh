@@ -3,9 +3,10 @@
 #
 # Builds one guest kernel from KERNEL_SRC (a linux-source tarball or a
 # directory).  VARIANT is "baseline" (the pristine tree) or "vswap" (the same
-# tree plus the quilt series in PATCHES).  FLAVOUR is "guest" (default) or
-# "debug" (adds kernel-patches/configs/debug.config).  Output, in
-# $BUILD_DIR/kernels/VARIANT[-debug]/: bzImage, .config, kernel.json.
+# tree plus the quilt series in PATCHES).  FLAVOUR is "guest" (default),
+# "debug" (adds kernel-patches/configs/debug.config: lockdep, DEBUG_VM) or
+# "kasan" (debug.config plus kasan.config; a much longer build).  Output, in
+# $BUILD_DIR/kernels/VARIANT[-FLAVOUR]/: bzImage, .config, kernel.json.
 #
 # Both variants use the same layout (src/ and obj/ side by side) so that
 # ccache, with base_dir set to the kernels directory, sees identical relative
@@ -15,8 +16,8 @@ set -euo pipefail
 
 variant=${1:-}
 flavour=${2:-guest}
-case $variant in baseline|vswap) ;; *) die "usage: build-kernel.sh baseline|vswap [guest|debug]" ;; esac
-case $flavour in guest|debug) ;; *) die "unknown flavour '$flavour' (guest or debug)" ;; esac
+case $variant in baseline|vswap) ;; *) die "usage: build-kernel.sh baseline|vswap [guest|debug|kasan]" ;; esac
+case $flavour in guest|debug|kasan) ;; *) die "unknown flavour '$flavour' (guest, debug or kasan)" ;; esac
 
 name=$variant; [ "$flavour" = guest ] || name=$variant-$flavour
 kdir=$BUILD_DIR/kernels/$name
@@ -26,7 +27,10 @@ exec 9>"$BUILD_DIR/kernels/.$name.lock"
 flock 9
 configs=$VB_TOP/kernel-patches/configs
 fragments=("$configs/guest.config")
-[ "$flavour" = debug ] && fragments+=("$configs/debug.config")
+case $flavour in
+debug) fragments+=("$configs/debug.config") ;;
+kasan) fragments+=("$configs/debug.config" "$configs/kasan.config") ;;
+esac
 
 # --- the pristine tree, extracted once per tarball -------------------------
 if [ -d "$KERNEL_SRC" ]; then
