@@ -6,7 +6,8 @@
 # the kernels and the guest image it needs, runs every run in a fresh guest
 # and writes results/<campaign>/.  --dry-run prints the plan only; --resume
 # keeps finished runs and retries infrastructure failures and timeouts once.
-# Exit 0 when every run is done (or unsupported by its kernel), 1 otherwise.
+# Exit 0 when every run is done (or unsupported by its kernel), 1 otherwise,
+# 130 when interrupted (the run in progress is stopped and left to --resume).
 # The body is one brace group, so bash reads the whole file before running
 # any of it: editing run.sh while a campaign runs cannot derail that campaign.
 {
@@ -63,21 +64,33 @@ past_seconds() {
 }
 hms() { printf '%dh%02dm' $(($1 / 3600)) $(($1 % 3600 / 60)); }
 
-if [ $dry_run = 1 ]; then
-	# A run is estimated by the mean of finished runs of its configuration,
-	# else of its workload (other sizes: rougher), else by its timeout.
-	declare -A mean_s=()
+# estimate ID: sets est to the seconds run ID is expected to take and est_by
+# to where that came from: the mean of finished runs of its configuration,
+# else of its workload (other sizes: rougher), else its timeout.  Reads the
+# run's params into P.
+declare -A mean_s=()
+load_estimates() {
+	local key s
+	mean_s=()
 	while read -r key s; do mean_s[$key]=$s; done < <(past_seconds |
 		awk '$3 != "" { n[$1]++; t[$1] += $3; n["@" $2]++; t["@" $2] += $3 }
 		     END { for (k in n) printf "%s %d\n", k, t[k] / n[k] }')
+}
+estimate() {
+	params_read "$plan_out/runs/$1/params"
+	if est=${mean_s[@${1##*-}]:-} && [ -n "$est" ]; then est_by=config
+	elif est=${mean_s[${P[workload]}]:-} && [ -n "$est" ]; then est_by=workload
+	else est=${P[timeout]} est_by=timeout
+	fi
+}
+load_estimates
+
+if [ $dry_run = 1 ]; then
 	total=0 same=0 workload=0 guessed=0
 	printf '%-60s %-10s %-12s %-10s %s\n' RUN KERNEL WORKLOAD BACKEND EST
 	for id in "${plan[@]}"; do
-		params_read "$plan_out/runs/$id/params"
-		if est=${mean_s[@${id##*-}]:-} && [ -n "$est" ]; then same=$((same + 1))
-		elif est=${mean_s[${P[workload]}]:-} && [ -n "$est" ]; then workload=$((workload + 1))
-		else est=${P[timeout]} guessed=$((guessed + 1))
-		fi
+		estimate "$id"
+		case $est_by in config) same=$((same + 1)) ;; workload) workload=$((workload + 1)) ;; *) guessed=$((guessed + 1)) ;; esac
 		total=$((total + est))
 		printf '%-60s %-10s %-12s %-10s %ss\n' "$id" "${P[kernel]}" "${P[workload]}" "${P[backend]}" "$est"
 	done
@@ -124,7 +137,22 @@ pin_inputs() {
 pin_inputs
 
 done_status() { sed -n 's/.*"status": "\(.*\)".*/\1/p' "$1/status.json" 2>/dev/null; }
-failed=0 i=0 spent=0 timed=0
+finished_status() { case $1 in done|unsupported|failed-workload|kernel-crash) return 0 ;; esac; return 1; }
+# eta_from N: the estimated time of plan runs N.. that are not finished, from
+# the runs finished so far (this campaign's included: load_estimates again).
+eta_from() {
+	local j total=0 guessed=0
+	load_estimates
+	for ((j = $1 - 1; j < ${#plan[@]}; j++)); do
+		finished_status "$(done_status "$out/runs/${plan[j]}")" && continue
+		estimate "${plan[j]}"
+		total=$((total + est))
+		[ "$est_by" = timeout ] && guessed=$((guessed + 1))
+	done
+	printf '%s' "$(hms $total)"
+	[ $guessed = 0 ] || printf ' (%d runs without history at their timeout)' $guessed
+}
+failed=0 i=0
 for id in "${plan[@]}"; do
 	i=$((i + 1))
 	dir=$out/runs/$id
@@ -133,20 +161,21 @@ for id in "${plan[@]}"; do
 		# A timeout is retried like an infrastructure failure: on a busy
 		# host a guest can run out of time through no fault of its kernel;
 		# a second timeout stands.
-		case $st in done|unsupported|failed-workload|kernel-crash) continue ;; esac
+		finished_status "$st" && continue
 		case $st in failed-infra|timeout)
 			[ -f "$dir/.retried" ] && continue
 			touch "$dir/.retried" ;;
 		esac
 	fi
+	eta=$(eta_from $i)
 	params_read "$dir/params"
-	eta=""
-	[ $timed -gt 0 ] && eta=" ETA $(hms $((spent / timed * (${#plan[@]} - i + 1))))"
-	log "run $i/${#plan[@]} kernel=${P[kernel]} wl=${P[workload]} backend=${P[backend]} rep ${P[repetition]}$eta"
-	t0=$(date +%s)
-	"$VB_TOP/harness/run-one.sh" "$dir/params" "$dir"
-	spent=$((spent + $(date +%s) - t0)) timed=$((timed + 1))
+	log "run $i/${#plan[@]} kernel=${P[kernel]} wl=${P[workload]} backend=${P[backend]} rep ${P[repetition]} ETA $eta"
+	forward_signals "$VB_TOP/harness/run-one.sh" "$dir/params" "$dir"
 	log "run $i: $(done_status "$dir")"
+	if [ "$VB_INTERRUPTED" = 1 ]; then
+		log "interrupted in run $i/${#plan[@]}; '$(printf '%s ' "$0" "$campaign" "${overrides[@]}")--resume' goes on from there"
+		exit 130
+	fi
 done
 # Counted over the whole plan: a resumed campaign's earlier failures stand.
 for id in "${plan[@]}"; do

@@ -28,6 +28,29 @@ json_str() {
 
 # write_atomic FILE: stdin to FILE through a temporary in the same directory,
 # so a reader never sees a half-written file.
+# forward_signals CMD...: runs CMD as a child and waits for it, passing INT,
+# TERM and HUP on to it as TERM; sets VB_INTERRUPTED=1 when one came.  A
+# script waiting for a foreground child runs its traps only once the child
+# has exited, and timeout(1) puts QEMU in a process group of its own that a
+# terminal's ^C never reaches: without this, ^C on a campaign was ignored
+# until the guest finished and the next run started anyway.  TERM, because a
+# non-interactive shell starts its background children with INT ignored.
+VB_INTERRUPTED=0
+forward_signals() {
+	local child rc
+	"$@" &
+	child=$!
+	trap 'VB_INTERRUPTED=1; kill -TERM $child 2>/dev/null' INT TERM HUP
+	while :; do
+		wait "$child"
+		rc=$?
+		# A trapped signal ends wait early; the child may still run.
+		kill -0 "$child" 2>/dev/null || break
+	done
+	trap - INT TERM HUP
+	return "$rc"
+}
+
 write_atomic() {
 	local tmp="$1.tmp.$$"
 	cat >"$tmp" && mv -f "$tmp" "$1"

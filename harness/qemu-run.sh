@@ -19,13 +19,15 @@
 #   are discarded when QEMU exits
 #
 # Exit: 0 done, 1 workload failed, 2 kernel crash, 3 timeout,
-#       4 infrastructure error, 5 unsupported by this kernel, 64 usage.
+#       4 infrastructure error, 5 unsupported by this kernel,
+#       130 interrupted (INT, TERM or HUP: QEMU is stopped first), 64 usage.
 set -uo pipefail
 # One brace group, read whole before it runs (see run-one.sh).
 {
 . "$(dirname "$0")/common.sh"
 
 EXIT_DONE=0 EXIT_WORKLOAD=1 EXIT_CRASH=2 EXIT_TIMEOUT=3 EXIT_INFRA=4 EXIT_UNSUPPORTED=5
+EXIT_INTERRUPTED=130
 VB_DIE_CODE=64
 
 kdir='' spec='' out='' image='' vcpus=2 mem=512 swap_mb=1024 timeout_s=900
@@ -114,7 +116,7 @@ for d in "${extra_disks[@]}"; do cmd+=(-drive "file=$d,format=raw,if=virtio,snap
 cmd+=("${accel_args[@]}")
 
 start=$(date +%s.%N)
-timeout -k 5 "$timeout_s" "${cmd[@]}" >"$out/qemu.stderr" 2>&1
+forward_signals timeout -k 5 "$timeout_s" "${cmd[@]}" >"$out/qemu.stderr" 2>&1
 qemu_rc=$?
 host_seconds=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
 rm -f "$swap_disk"
@@ -128,7 +130,9 @@ awk -v dir="$out" '
 ' "$out/channel.raw"
 
 crash_re='Kernel panic - not syncing|Oops: |BUG: |general protection fault|kernel BUG at'
-if [ "$qemu_rc" = 124 ] || [ "$qemu_rc" = 137 ]; then
+if [ "$VB_INTERRUPTED" = 1 ]; then
+	status=interrupted rc=$EXIT_INTERRUPTED reason="stopped by a signal to the runner"
+elif [ "$qemu_rc" = 124 ] || [ "$qemu_rc" = 137 ]; then
 	status=timeout rc=$EXIT_TIMEOUT reason="no power-off within ${timeout_s}s"
 elif grep -qE "$crash_re" "$out/serial.log"; then
 	status=kernel-crash rc=$EXIT_CRASH reason=$(grep -m1 -E "$crash_re" "$out/serial.log" | sed 's/^\[[^]]*\] //')

@@ -5,7 +5,8 @@
 # Writes into RUN_DIR: params, run.json, spec, kernel.json, reproduce.sh, then
 # boots through qemu-run.sh (serial.log, result.json, ...) and last
 # status.json.  Exits with qemu-run.sh's code (0 done, 1 workload failed,
-# 2 kernel crash, 3 timeout, 4 infrastructure, 5 unsupported, 64 usage).
+# 2 kernel crash, 3 timeout, 4 infrastructure, 5 unsupported, 130 interrupted,
+# 64 usage).
 # The body is one brace group, so bash reads the whole file before running
 # any of it: editing this file while a campaign runs cannot derail a run.
 {
@@ -125,7 +126,7 @@ fi
 
 rm -f "$run_dir/status.json" "$run_dir/qemu.json" "$run_dir/outcome" "$run_dir/result.json"
 write_status running 0 ""
-"$VB_TOP/harness/qemu-run.sh" --kernel "$kdir" --image "$image" --spec "$run_dir/spec" --out "$run_dir" \
+forward_signals "$VB_TOP/harness/qemu-run.sh" --kernel "$kdir" --image "$image" --spec "$run_dir/spec" --out "$run_dir" \
 	--vcpus "${P[vcpus]}" --mem "${P[guest_mem_mb]}" --swap-mb "${P[swap_mb]}" \
 	--timeout "${P[timeout]}" --timing "${P[timing]}" "${disk_args[@]}"
 rc=$?

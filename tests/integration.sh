@@ -17,6 +17,23 @@ echo "resume campaign: run.sh exit $? (1 expected: a run times out)"
 for pass in 1 2; do
 	"$top/run.sh" "$top/tests/campaigns/resume.conf" --resume 2>&1 | tee "$RESULTS_DIR/resume-$pass.log"
 done
+# ^C once the guest's agent is up: QEMU is stopped, run.sh exits 130 and
+# --resume runs the interrupted run again.  Job control gives run.sh a
+# process group of its own, as a terminal does, so the INT sent to that group
+# is what ^C sends (a background job without it would ignore INT).
+set -m
+"$top/run.sh" "$top/tests/campaigns/interrupt.conf" >"$RESULTS_DIR/interrupt.log" 2>&1 &
+runner=$!
+set +m
+for _ in $(seq 900); do
+	grep -qs '^@@VB-END boot' "$RESULTS_DIR"/interrupt/runs/*/channel.raw && break
+	sleep 1
+done
+kill -INT -- -"$runner"
+wait "$runner"
+echo "run.sh exit $?; QEMU left running: $(pgrep -fc "$RESULTS_DIR/interrupt/")" >>"$RESULTS_DIR/interrupt.log"
+cp "$RESULTS_DIR"/interrupt/runs/*/status.json "$RESULTS_DIR/interrupted-status.json"
+"$top/run.sh" "$top/tests/campaigns/interrupt.conf" --resume 2>&1 | tee "$RESULTS_DIR/interrupt-resume.log"
 "$top/run.sh" quick
 echo "quick campaign: run.sh exit $?"
 "$top/run.sh" "$top/tests/campaigns/pressure.conf"

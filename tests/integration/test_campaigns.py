@@ -32,7 +32,7 @@ def swap_verify_runs():
     return runs("integration")
 
 
-@pytest.fixture(scope="module", params=["integration", "crash", "resume", "quick", "pressure", "verify"])
+@pytest.fixture(scope="module", params=["integration", "crash", "resume", "interrupt", "quick", "pressure", "verify"])
 def campaign(request):
     if not (RESULTS / request.param / "plan").exists():
         pytest.fail(f"campaign {request.param} was not run: no {RESULTS / request.param / 'plan'}")
@@ -129,6 +129,18 @@ def test_a_hung_workload_times_out_and_resume_retries_it_once():
     first, second = ((RESULTS / f"resume-{n}.log").read_text() for n in (1, 2))
     assert "run 2/2" in first and "run 1/2" not in first, "resume must retry only the timeout"
     assert "run 1/2" not in second and "run 2/2" not in second, "a second timeout stands"
+
+
+def test_an_interrupted_run_is_stopped_and_resumed():
+    log = (RESULTS / "interrupt.log").read_text()
+    assert "run.sh exit 130; QEMU left running: 0" in log, log[-500:]
+    status = load(RESULTS / "interrupted-status.json")
+    assert status["status"] == "interrupted" and status["exit_code"] == 130, status
+    resumed = (RESULTS / "interrupt-resume.log").read_text()
+    assert "run 1/1" in resumed, "--resume must run the interrupted run again"
+    (run,) = runs("interrupt")
+    assert load(run / "status.json")["status"] == "done"
+    assert load(run / "result.json")["output"]["plain"]["mismatches"] == 0
 
 
 def test_reproduce_sh_reruns_the_same_run():
