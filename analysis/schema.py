@@ -10,6 +10,7 @@ SUPPORTED_SCHEMAS = frozenset({1})
 STATUS_DONE = "done"
 KNOWN_STATUSES = frozenset({
     "planned", "running", "done", "failed-workload", "kernel-crash", "timeout", "failed-infra", "unsupported",
+    "interrupted",
 })
 
 # Per-run files the loader reads. serial.log, reproduce.sh and workload-output.json are not needed:

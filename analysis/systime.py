@@ -10,6 +10,9 @@ from .schema import CONFIG_COLUMNS
 
 SYSTIME_METRICS = ("real", "sys")
 PUBLISHED_VERSION = "v3"  # the cover letter we reproduce; other versions are listed as ratios only
+# Every published sys-time number is a kernel build: set beside any other workload, it would suggest a
+# comparison that was never made.
+PUBLISHED_WORKLOAD = "kernel-build"
 
 
 def _published_ratios(published: pd.DataFrame, base: str, new: str) -> pd.DataFrame:
@@ -43,21 +46,38 @@ def systime_table(metrics: pd.DataFrame, base: str = "baseline", new: str = "vsw
     # Keep the file's (chronological) version order in the "later versions" column.
     published = published.assign(version=pd.Categorical(published["version"], published["version"].unique()))
     ours = compare_sides(metrics[metrics["metric"].isin(SYSTIME_METRICS)], "kernel", base, new, CONFIG_COLUMNS)
-    ratios = _published_ratios(published, base, new)
+    ratios = _published_ratios(published, base, new).assign(workload=PUBLISHED_WORKLOAD)
     v3 = ratios[ratios["version"] == PUBLISHED_VERSION].drop(columns="version")
-    table = ours.merge(v3, on=["backend", "metric"], how="left")
+    table = ours.merge(v3, on=["workload", "backend", "metric"], how="left")
     others = ratios[ratios["version"] != PUBLISHED_VERSION]
     later = (others.assign(text=others["version"].astype(str) + " " + others["pub_ratio"].map("{:.3f}".format))
-             .groupby(["backend", "metric"])["text"].agg("; ".join).rename("later_versions_ratio"))
-    table = table.merge(later.reset_index(), on=["backend", "metric"], how="left")
+             .groupby(["workload", "backend", "metric"])["text"].agg("; ".join).rename("later_versions_ratio"))
+    table = table.merge(later.reset_index(), on=["workload", "backend", "metric"], how="left")
     table["direction_vs_v3"] = [_direction(row) for row in table.itertuples()]
     return table
+
+
+def _parse_params(text) -> dict:
+    return dict(item.split("=", 1) for item in str(text or "").split(",") if "=" in item)
+
+
+def varying_params(table: pd.DataFrame) -> list[str]:
+    """Per row, only the parameters whose value differs between rows of the same workload (SIZE_MB=32 or
+    ORDER=random), so that two rows of one workload can be told apart without printing every setting."""
+    parsed = table["params"].map(_parse_params)
+    shown = []
+    for workload, params in zip(table["workload"], parsed):
+        siblings = parsed[table["workload"] == workload]
+        keys = [key for key in sorted(params) if siblings.map(lambda other: other.get(key)).nunique(dropna=False) > 1]
+        shown.append(",".join(f"{key}={params[key]}" for key in keys))
+    return shown
 
 
 def display_systime(table: pd.DataFrame, base: str = "baseline", new: str = "vswap") -> pd.DataFrame:
     """The printed shape: strings, one row per workload x backend x metric."""
     return pd.DataFrame({
-        "workload": table["workload"], "backend": table["backend"], "memory.max": table["memory_max"],
+        "workload": table["workload"], "params": varying_params(table), "backend": table["backend"],
+        "memory.max": table["memory_max"],
         "accel": table["accelerator"], "metric": table["metric"],
         f"{base} mean ± sd (s)": [fmt.mean_sd(m, s) for m, s in zip(table.base_mean, table.base_sd)],
         f"{base} n": table["base_n"],

@@ -14,14 +14,14 @@ def write_json(path: Path, document):
 
 
 def write_run(campaign: Path, *, kernel: str, backend: str, repetition: int, real_s: float, sys_s: float,
-              workload: str = "kbuild", status: str = "done", accelerator: str = "kvm", output=None,
-              kernel_id: str = None, warmup: bool = False) -> Path:
+              workload: str = "kernel-build", status: str = "done", accelerator: str = "kvm", output=None,
+              kernel_id: str = None, warmup: bool = False, params: dict = None) -> Path:
     run_id = f"{workload}-{backend}-{kernel}-r{repetition}{'-warmup' if warmup else ''}"
     run_dir = campaign / "runs" / run_id
     kernel_id = kernel_id or KERNEL_IDS.get(kernel, "0123456789abcdef")
     write_json(run_dir / "run.json", {
         "schema": 1, "run_id": run_id, "campaign": campaign.name, "kernel": kernel, "kernel_id": kernel_id,
-        "workload": workload, "backend": backend, "memory_max": "64M", "params": {"SIZE_MB": "96"},
+        "workload": workload, "backend": backend, "memory_max": "64M", "params": params or {"SIZE_MB": "96"},
         "settings": {"zswap_compressor": "lzo", "rotational": "0"},
         "repetition": repetition, "warmup": warmup, "vcpus": 2, "guest_mem_mb": 512,
         "timing_mode": "realtime", "image_id": "9f8e7d6c5b4a3921",

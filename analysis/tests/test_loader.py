@@ -37,13 +37,13 @@ def test_core_metrics_are_derived_from_result_json(campaign):
 
 def test_accelerator_in_run_json_is_used_when_present(campaign):
     # docs/results-format.md puts it in run.json; harness/run-one.sh in status.json. Both must work.
-    run_dir = campaign / "runs" / "kbuild-zswap-vswap-r1"
+    run_dir = campaign / "runs" / "kernel-build-zswap-vswap-r1"
     run_json = run_dir / "run.json"
     run_json.write_text(json.dumps(json.loads(run_json.read_text()) | {"accelerator": "tcg"}))
     (run_dir / "status.json").write_text(json.dumps({"status": "done"}))
     runs = load_campaign(campaign).runs.set_index("run_id")
-    assert runs.loc["kbuild-zswap-vswap-r1", "accelerator"] == "tcg"
-    assert runs.loc["kbuild-zswap-baseline-r1", "accelerator"] == "kvm"
+    assert runs.loc["kernel-build-zswap-vswap-r1", "accelerator"] == "tcg"
+    assert runs.loc["kernel-build-zswap-baseline-r1", "accelerator"] == "kvm"
 
 
 def test_workload_output_is_flattened_generically(tmp_path):
@@ -60,18 +60,18 @@ def test_workload_output_is_flattened_generically(tmp_path):
 
 
 def test_corrupted_run_file_is_reported_and_the_others_still_load(campaign, capsys):
-    broken = campaign / "runs" / "kbuild-zswap-baseline-r2" / "result.json"
+    broken = campaign / "runs" / "kernel-build-zswap-baseline-r2" / "result.json"
     broken.write_text('{"schema": 1, "wall_s": ')
     loaded = load_campaign(campaign)
-    assert [(p.run_id, p.file) for p in loaded.problems] == [("kbuild-zswap-baseline-r2", "result.json")]
-    assert "kbuild-zswap-baseline-r2/result.json" in capsys.readouterr().err
+    assert [(p.run_id, p.file) for p in loaded.problems] == [("kernel-build-zswap-baseline-r2", "result.json")]
+    assert "kernel-build-zswap-baseline-r2/result.json" in capsys.readouterr().err
     assert loaded.metrics.run_id.nunique() == 3
     assert len(loaded.runs) == 4  # the broken run is still listed, with a status saying why it has no data
-    assert loaded.runs.set_index("run_id").loc["kbuild-zswap-baseline-r2", "status"] == "done-unreadable-result"
+    assert loaded.runs.set_index("run_id").loc["kernel-build-zswap-baseline-r2", "status"] == "done-unreadable-result"
 
 
 def test_unknown_schema_is_reported_and_skipped(campaign):
-    run_json = campaign / "runs" / "kbuild-zswap-vswap-r1" / "run.json"
+    run_json = campaign / "runs" / "kernel-build-zswap-vswap-r1" / "run.json"
     run_json.write_text(json.dumps(json.loads(run_json.read_text()) | {"schema": 99}))
     loaded = load_campaign(campaign)
     assert len(loaded.problems) == 1 and "unknown schema 99" in loaded.problems[0].message
@@ -95,7 +95,7 @@ def test_warmup_runs_are_listed_but_not_measured(campaign):
 def test_planned_runs_not_reached_yet_are_listed_without_problems(campaign):
     (campaign / "runs" / "planned-only").mkdir()  # the runner creates the directory with its params first
     (campaign / "campaign.json").write_text(json.dumps(
-        {"schema": 1, "runs": ["kbuild-zswap-vswap-r1", "planned-only", "no-directory"]}))
+        {"schema": 1, "runs": ["kernel-build-zswap-vswap-r1", "planned-only", "no-directory"]}))
     loaded = load_campaign(campaign)
     assert loaded.problems == []
     statuses = loaded.runs.set_index("run_id")["status"]
@@ -113,10 +113,10 @@ def test_kernel_records_are_kept_for_provenance(campaign):
 
 def test_pressure_defaults_to_cgroup_and_separates_configurations(campaign):
     # Runs recorded before the pressure setting existed have none in run.json.
-    run_json = campaign / "runs" / "kbuild-zswap-vswap-r1" / "run.json"
+    run_json = campaign / "runs" / "kernel-build-zswap-vswap-r1" / "run.json"
     run_json.write_text(json.dumps(json.loads(run_json.read_text()) | {"pressure": "global"}))
     loaded = load_campaign(campaign)
     pressure = loaded.runs.set_index("run_id")["pressure"]
-    assert pressure["kbuild-zswap-baseline-r1"] == "cgroup" and pressure["kbuild-zswap-vswap-r1"] == "global"
+    assert pressure["kernel-build-zswap-baseline-r1"] == "cgroup" and pressure["kernel-build-zswap-vswap-r1"] == "global"
     assert set(loaded.metrics[loaded.metrics.kernel == "vswap"]["pressure"]) == {"global"}
     assert "pressure" in CONFIG_COLUMNS

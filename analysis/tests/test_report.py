@@ -34,7 +34,7 @@ def campaign(tmp_path_factory):
 def test_index_names_every_plot(campaign):
     report = campaign / "report"
     plots = {path.name for path in report.glob("*.png")}
-    assert {"forest-ratios.png", "overhead-vs-usage.png", "swapoff-time.png", "reps-kbuild-sys.png"} <= plots
+    assert {"forest-ratios.png", "overhead-vs-usage.png", "swapoff-time.png", "reps-kernel-build-sys.png"} <= plots
     html = (report / "index.html").read_text()
     markdown = (report / "report.md").read_text()
     assert plots == set(re.findall(r'src="([^"]+\.png)"', html))

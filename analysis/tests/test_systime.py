@@ -1,7 +1,7 @@
 """The sys-time table: our statistics beside the published numbers."""
 from analysis.loader import load_campaign
 from analysis.systime import display_systime, systime_table
-from analysis.tests.synthetic import samples, write_campaign
+from analysis.tests.synthetic import samples, write_campaign, write_run
 
 
 def table_for(tmp_path, n):
@@ -38,3 +38,17 @@ def test_single_repetition_gives_no_interval_and_no_mark():
     estimate = compare_samples([40.0], [50.0])
     assert estimate.ratio == 1.25
     assert not estimate.ci_excludes_one, "one run per side must never look significant"
+
+
+def test_published_numbers_only_beside_the_kernel_build_and_rows_told_apart_by_their_parameters(tmp_path):
+    campaign = tmp_path / "c"
+    for kernel, sys_s in (("baseline", 10.0), ("vswap", 11.0)):
+        for size in ("32", "96"):
+            for workload in ("kernel-build", "swapoff"):
+                write_run(campaign, kernel=kernel, backend="zswap", repetition=int(size), real_s=20.0,
+                          sys_s=sys_s, workload=workload, params={"SIZE_MB": size, "VMAS": "8"})
+    table = systime_table(load_campaign(campaign).metrics)
+    published = table.set_index("workload")["pub_ratio"]
+    assert published.loc["kernel-build"].notna().all() and published.loc["swapoff"].isna().all()
+    shown = display_systime(table)
+    assert sorted(set(shown["params"])) == ["SIZE_MB=32", "SIZE_MB=96"], "VMAS is the same in every row"
