@@ -47,8 +47,12 @@ def bootstrap_ratio_ci(base, new, *, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTR
     new_means = rng.choice(new, size=(resamples, len(new))).mean(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = new_means / base_means
+    # A resample whose base mean is 0 (a counter that was 0 in some runs) has no ratio.
+    ratios = ratios[np.isfinite(ratios)]
+    if not ratios.size:
+        return float("nan"), float("nan")
     tail = 100 * (1 - confidence) / 2
-    low, high = np.nanpercentile(ratios, [tail, 100 - tail])
+    low, high = np.percentile(ratios, [tail, 100 - tail])
     return float(low), float(high)
 
 
