@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .overhead_model import COVER_LETTER_DESIGNS, DESIGNS, MIB, SCENARIOS, swap_slots  # noqa: E402
+from .systime import varying_params  # noqa: E402
 
 DPI = 100
 JITTER_SEED = 1  # fixed, so a rebuilt report gives identical images
@@ -37,20 +38,23 @@ def _slug(text: str) -> str:
 
 
 def repetition_plots(metrics: pd.DataFrame, out_dir: Path, metric_names=("real", "sys")) -> list[Path]:
-    """Per workload and metric: a box per backend x kernel with every repetition drawn on top."""
+    """Per workload and metric: a box per parameter set x backend x kernel (only the parameters that vary
+    within the workload are named), with every repetition drawn on top."""
     paths = []
     rng = np.random.default_rng(JITTER_SEED)
     colors = _kernel_colors(metrics["kernel"].unique())
     for (workload, metric), data in metrics[metrics["metric"].isin(metric_names)].groupby(["workload", "metric"]):
-        groups = list(data.groupby(["backend", "kernel"]))
+        data = data.assign(shown=varying_params(data))
+        groups = list(data.groupby(["shown", "backend", "kernel"]))
         figure, axes = plt.subplots(figsize=(max(4, 1.2 * len(groups)), 4))
-        for position, ((backend, kernel), group) in enumerate(groups):
+        for position, ((_, backend, kernel), group) in enumerate(groups):
             values = group["value"].to_numpy()
             axes.boxplot(values, positions=[position], widths=0.6, showfliers=False,
                          medianprops={"color": colors[kernel]})
             axes.scatter(position + rng.uniform(-0.15, 0.15, len(values)), values, s=18, color=colors[kernel],
                          alpha=0.8, zorder=3)
-        axes.set_xticks(range(len(groups)), [f"{backend}\n{kernel}\nn={len(g)}" for (backend, kernel), g in groups])
+        axes.set_xticks(range(len(groups)), [f"{shown}\n{backend}\n{kernel}\nn={len(g)}".lstrip()
+                                             for (shown, backend, kernel), g in groups])
         axes.set_ylabel(f"{metric} ({data['unit'].iloc[0]})")
         axes.set_title(f"{workload}: {metric}, every repetition")
         paths.append(_save(figure, out_dir / f"reps-{_slug(workload)}-{_slug(metric)}.png"))
@@ -61,7 +65,9 @@ def forest_plot(table: pd.DataFrame, out_dir: Path, base: str, new: str) -> list
     """Ratio new/base with its 95% CI per row of the sys-time table; published v3 ratios as open diamonds."""
     if table.empty:
         return []
-    labels = (table["workload"] + " " + table["backend"] + " " + table["metric"] + " (" + table["accelerator"] + ")")
+    params = pd.Series(varying_params(table), index=table.index).map(lambda text: f" {text}" if text else "")
+    labels = (table["workload"] + params + " " + table["backend"] + " " + table["metric"]
+              + " (" + table["accelerator"] + ")")
     y = np.arange(len(table))[::-1]
     figure, axes = plt.subplots(figsize=(7, 1 + 0.45 * len(table)))
     # A row without an interval (one repetition) is drawn as a bare point.
