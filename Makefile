@@ -21,7 +21,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(HOST_TEST_DIR)/%,$(wildcard tests/unit
 
 help:
 	@echo "The benchmark is ./run.sh [CAMPAIGN]: campaigns/standard.conf by default (both"
-	@echo "kernels, four workloads, 3 repetitions; about 2 h under TCG), first-look for a few"
+	@echo "kernels, four workloads, 3 repetitions; 75 min under TCG here), first-look for a few"
 	@echo "minutes, quick is make test's; ./run.sh CAMPAIGN --dry-run shows the plan and its time."
 	@echo "vswap-bench targets:"
 	@echo "  setup         install the Debian packages the harness needs (root)"

@@ -2,7 +2,7 @@
 # run.sh [CAMPAIGN] [key=value ...] [--dry-run] [--resume]
 #
 # The main job: plans CAMPAIGN (a file, or a name in campaigns/; default
-# "standard", about 2 hours under TCG; "first-look" takes minutes), builds
+# "standard", 75 min under TCG on 2 cores; "first-look" takes minutes), builds
 # the kernels and the guest image it needs, runs every run in a fresh guest
 # and writes results/<campaign>/.  --dry-run prints the plan only; --resume
 # keeps finished runs and retries infrastructure failures and timeouts once.
