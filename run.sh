@@ -136,7 +136,7 @@ pin_inputs() {
 }
 pin_inputs
 
-done_status() { sed -n 's/.*"status": "\(.*\)".*/\1/p' "$1/status.json" 2>/dev/null; }
+done_status() { json_string_field "$1/status.json" status; }
 finished_status() { case $1 in done|unsupported|failed-workload|kernel-crash) return 0 ;; esac; return 1; }
 # eta_from N: the estimated time of plan runs N.. that are not finished, from
 # the runs finished so far (this campaign's included: load_estimates again).

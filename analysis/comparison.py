@@ -6,6 +6,7 @@ so that they can never disagree about a number.
 import numpy as np
 import pandas as pd
 
+from .loader import parse_params
 from .metrics import CORE_METRICS
 from .stats import MIN_REPETITIONS, compare_samples, summarize
 
@@ -54,3 +55,15 @@ def split_config(frame: pd.DataFrame, columns) -> tuple[list, dict]:
     varying = [column for column in columns if frame[column].nunique(dropna=False) > 1]
     common = {column: frame[column].iloc[0] for column in columns if column not in varying and len(frame)}
     return varying, common
+
+
+def varying_params(frame: pd.DataFrame) -> list[str]:
+    """Per row, only the parameters whose value differs between rows of the same workload (SIZE_MB=32 or
+    ORDER=random), so that rows of one workload can be told apart without printing every setting."""
+    parsed = frame["params"].map(parse_params)
+    varying = {}
+    for workload, rows in parsed.groupby(frame["workload"]):
+        keys = sorted({key for params in rows for key in params})
+        varying[workload] = [key for key in keys if rows.map(lambda params: params.get(key)).nunique(dropna=False) > 1]
+    return [",".join(f"{key}={params[key]}" for key in varying[workload] if key in params)
+            for workload, params in zip(frame["workload"], parsed)]

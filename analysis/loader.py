@@ -74,6 +74,11 @@ def format_params(params) -> str:
     return ",".join(f"{key}={params[key]}" for key in sorted(params))
 
 
+def parse_params(text) -> dict:
+    """The inverse of format_params."""
+    return dict(item.split("=", 1) for item in str(text or "").split(",") if "=" in item)
+
+
 def _run_record(run: dict) -> dict:
     host = run.get("host") if isinstance(run.get("host"), dict) else {}
     return {

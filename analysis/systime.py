@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 
 from . import formatting as fmt
-from .comparison import compare_sides
+from .comparison import compare_sides, varying_params
 from .reference import published_systime
 from .schema import CONFIG_COLUMNS
 
@@ -55,22 +55,6 @@ def systime_table(metrics: pd.DataFrame, base: str = "baseline", new: str = "vsw
     table = table.merge(later.reset_index(), on=["workload", "backend", "metric"], how="left")
     table["direction_vs_v3"] = [_direction(row) for row in table.itertuples()]
     return table
-
-
-def _parse_params(text) -> dict:
-    return dict(item.split("=", 1) for item in str(text or "").split(",") if "=" in item)
-
-
-def varying_params(table: pd.DataFrame) -> list[str]:
-    """Per row, only the parameters whose value differs between rows of the same workload (SIZE_MB=32 or
-    ORDER=random), so that two rows of one workload can be told apart without printing every setting."""
-    parsed = table["params"].map(_parse_params)
-    shown = []
-    for workload, params in zip(table["workload"], parsed):
-        siblings = parsed[table["workload"] == workload]
-        keys = [key for key in sorted(params) if siblings.map(lambda other: other.get(key)).nunique(dropna=False) > 1]
-        shown.append(",".join(f"{key}={params[key]}" for key in keys))
-    return shown
 
 
 def display_systime(table: pd.DataFrame, base: str = "baseline", new: str = "vswap") -> pd.DataFrame:

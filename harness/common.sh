@@ -28,6 +28,11 @@ json_str() {
 
 # write_atomic FILE: stdin to FILE through a temporary in the same directory,
 # so a reader never sees a half-written file.
+write_atomic() {
+	local tmp="$1.tmp.$$"
+	cat >"$tmp" && mv -f "$tmp" "$1"
+}
+
 # forward_signals CMD...: runs CMD as a child and waits for it, passing INT,
 # TERM and HUP on to it as TERM; sets VB_INTERRUPTED=1 when one came.  A
 # script waiting for a foreground child runs its traps only once the child
@@ -49,11 +54,6 @@ forward_signals() {
 	done
 	trap - INT TERM HUP
 	return "$rc"
-}
-
-write_atomic() {
-	local tmp="$1.tmp.$$"
-	cat >"$tmp" && mv -f "$tmp" "$1"
 }
 
 # series_patches DIR: the patch files of a quilt series, in order.
