@@ -240,8 +240,9 @@ def test_global_pressure_swaps_without_a_cgroup_limit():
     assert result["cgroup"]["memory.events"]["max"] == 0
     pressure = result["pressure"]
     assert pressure["mode"] == "global" and pressure["balloon_kb"] > 0
-    # The balloon left memory_max (24 MiB) to the workload, within the few MiB
-    # MemAvailable moves by as the balloon pushes page cache out (without it: ~450 MiB).
+    # The balloon left memory_max (24 MiB) to the workload (without it: ~450 MiB),
+    # within the few MiB MemAvailable drifts by while the agent starts the workload
+    # (seen here: 22.0 to 25.7 MiB; one-pass filling gave 18.5 MiB on CI).
     assert abs(pressure["available_kb_before_workload"] - 24 * 1024) <= 4 * 1024, pressure
     check_usemem(result["output"], params["params"])
     check_swap_traffic(result, params["backend"])
