@@ -9,7 +9,7 @@ BACKENDS="disk zswap zswap-only zram none"
 # what every run did before they existed.  They stay out of the run id's hash
 # at that value, so a campaign planned before them resumes under the same run
 # ids (--resume) instead of planning every run anew.
-HASH_NEUTRAL="pressure=cgroup VMAS=0 VMA_PAGES=4"
+HASH_NEUTRAL="pressure=cgroup on_unsupported=skip VMAS=0 VMA_PAGES=4"
 declare -A P=()
 
 # kv_lines FILE: the key=value lines of FILE, comments and quotes removed.
@@ -64,6 +64,7 @@ params_validate() {
 		die "unknown backend '${P[backend]}' (one of: $BACKENDS)"
 	case ${P[timing]} in realtime|icount) ;; *) die "timing must be realtime or icount, not '${P[timing]}'" ;; esac
 	case ${P[pressure]} in cgroup|global) ;; *) die "pressure must be cgroup or global, not '${P[pressure]}'" ;; esac
+	case ${P[on_unsupported]} in skip|run) ;; *) die "on_unsupported must be skip or run, not '${P[on_unsupported]}'" ;; esac
 	for k in vcpus guest_mem_mb swap_mb timeout repetition zswap_pool_percent; do
 		[[ ${P[$k]} =~ ^[1-9][0-9]*$ ]] || die "$k must be a positive whole number, not '${P[$k]}'"
 	done

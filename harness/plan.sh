@@ -13,6 +13,7 @@
 #                             not multiplied by it)
 #   KEY = VALUE               a setting for every run (VALUE may hold spaces)
 #   WORKLOAD.KEY = VALUE      a setting for that workload's runs only
+#   BACKEND.KEY = VALUE       a setting for that backend's runs only
 #   repetitions = N           repeat the whole matrix N times
 #   warmup = N                N discarded runs per kernel before the matrix
 # The kernel axis is interleaved: on even repetitions its order is reversed
@@ -78,18 +79,29 @@ done
 
 mkdir -p "$out/runs"
 plan=()
-# resolve COMBO KERNEL REP WARMUP: load the run's parameters into P.
+# resolve COMBO KERNEL REP WARMUP: load the run's parameters into P.  Any
+# of the settings or axes may choose the backend that BACKEND.KEY settings
+# depend on, so a first pass finds it.
 resolve() {
-	local kv w
+	apply_settings "$1" ''
+	apply_settings "$1" "${P[backend]}"
+	P[kernel]=$2 P[repetition]=$3 P[warmup]=$4
+	params_validate
+}
+# apply_settings COMBO BACKEND: the defaults, then the settings from the
+# general to the particular, KEY, WORKLOAD.KEY, BACKEND.KEY, whatever order
+# the file (or bash's hash) gives them, then the combo's axes.
+apply_settings() {
+	local kv w scope
 	w=$(combo_workload "$1")
 	params_load_defaults "$w"
-	# General settings first, then this workload's: WORKLOAD.KEY wins over
-	# KEY whatever order the file (or bash's hash) gives them.
 	for kv in "${!consts[@]}"; do
 		[[ $kv == *.* ]] || param_set "$kv=${consts[$kv]}" "$file"
 	done
-	for kv in "${!consts[@]}"; do
-		[[ $kv == "$w".* ]] && param_set "${kv#*.}=${consts[$kv]}" "$file"
+	for scope in "$w" ${2:+"$2"}; do
+		for kv in "${!consts[@]}"; do
+			[[ $kv == "$scope".* ]] && param_set "${kv#*.}=${consts[$kv]}" "$file"
+		done
 	done
 	IFS=';' read -ra kvs <<<"$1"
 	# A WORKLOAD.KEY axis is in the combo only for that workload's runs.
@@ -97,8 +109,6 @@ resolve() {
 		[[ ${kv%%=*} == *.* ]] && kv=${kv#*.}
 		[ -n "$kv" ] && param_set "$kv" "$file (axis)"
 	done
-	P[kernel]=$2 P[repetition]=$3 P[warmup]=$4
-	params_validate
 }
 add_run() {
 	local id

@@ -20,6 +20,15 @@ for mode in plain fork shmem; do
 		fail "swap-verify $mode on the host verifies every page twice" "$(cat "$tmp/$mode.json" 2>/dev/null)"
 	fi
 done
+# Once per run, by the parent alone: the children of fork mode take none.
+if "$sv" --size-mib 1 --mode fork --children 2 --snapshot "echo taken >>$tmp/snapshot" --json "$tmp/snap.json" &&
+	[ "$(cat "$tmp/snapshot")" = taken ] && grep -q '"mismatches": 0,' "$tmp/snap.json"; then
+	pass "swap-verify runs its --snapshot command once"
+else
+	fail "swap-verify runs its --snapshot command once" "$(cat "$tmp/snapshot" 2>&1)"
+fi
+expect_fail "swap-verify stops when its --snapshot command fails" "--snapshot command exited 3" \
+	"$sv" --size-mib 1 --snapshot "exit 3"
 expect_fail "swap-verify refuses an unknown class" "--classes takes" "$sv" --classes purple
 expect_fail "swap-verify refuses a zero size" "--size-mib needs" "$sv" --size-mib 0
 summary host-tests || rc=1

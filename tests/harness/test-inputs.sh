@@ -33,6 +33,12 @@ grep -qx 'timeout=700' "$tmp/c6/runs/$(head -n1 "$tmp/c6/plan")/params" &&
 	pass "a WORKLOAD.KEY setting wins over the general KEY" ||
 	fail "a WORKLOAD.KEY setting wins over the general KEY" "$(grep '^timeout=' "$tmp/c6/runs/"*/params)"
 
+printf 'axis backend = zswap disk\nswap-verify.memory_max = 40M\ndisk.memory_max = 24M\n' >"$tmp/scoped.conf"
+"$top/harness/plan.sh" "$tmp/scoped.conf" "$tmp/c7" >/dev/null
+got=$(for id in $(cat "$tmp/c7/plan"); do sed -n 's/^memory_max=//p' "$tmp/c7/runs/$id/params"; done | tr '\n' ' ')
+[ "$got" = "40M 24M " ] && pass "a BACKEND.KEY setting wins over WORKLOAD.KEY in that backend's runs only" ||
+	fail "a BACKEND.KEY setting wins over WORKLOAD.KEY in that backend's runs only" "memory_max per run: $got"
+
 a=$(sed -n 1p "$tmp/c1/plan"); b=$(sed -n 2p "$tmp/c1/plan")
 [ "${a##*-}" = "${b##*-}" ] && [ "$a" != "$b" ] &&
 	pass "run ids share the config hash across kernels" || fail "run ids share the config hash across kernels" "$a $b"
@@ -58,6 +64,8 @@ expect_fail "unknown pressure is refused" "pressure must be cgroup or global" \
 	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" pressure=local
 expect_fail "global pressure without a memory_max size is refused" "pressure=global needs memory_max as a size" \
 	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" pressure=global memory_max=max
+expect_fail "unknown on_unsupported is refused" "on_unsupported must be skip or run" \
+	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" on_unsupported=maybe
 
 "$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c4" pressure=global >/dev/null
 g=$(head -n1 "$tmp/c4/plan")
@@ -65,15 +73,16 @@ grep -qx 'pressure=global' "$tmp/c4/runs/$g/params" && [ "${g##*-}" != "${a##*-}
 	pass "pressure=global reaches the params and the run id" ||
 	fail "pressure=global reaches the params and the run id" "$g vs $a"
 
-# Parameters added later (pressure; swapoff's VMAS, VMA_PAGES): a params file
-# written before them reads with their defaults and keeps its run id.
+# Parameters added later (pressure, on_unsupported; swapoff's VMAS,
+# VMA_PAGES): a params file written before them reads with their defaults
+# and keeps its run id.
 printf 'workload = swapoff\n' >"$tmp/swapoff.conf"
 "$top/harness/plan.sh" "$tmp/swapoff.conf" "$tmp/c5" >/dev/null
 s=$(head -n1 "$tmp/c5/plan")
-grep -v -e '^pressure=' -e '^VMAS=' -e '^VMA_PAGES=' "$tmp/c5/runs/$s/params" >"$tmp/old-params"
+grep -v -e '^pressure=' -e '^on_unsupported=' -e '^VMAS=' -e '^VMA_PAGES=' "$tmp/c5/runs/$s/params" >"$tmp/old-params"
 got=$(. "$top/harness/common.sh"; . "$top/harness/params.sh"
-	params_read "$tmp/old-params"; echo "${P[pressure]} ${P[VMAS]} ${P[VMA_PAGES]} $(run_id)")
-[ "$got" = "cgroup 0 4 $s" ] && pass "an older params file reads with later defaults and keeps its run id" ||
+	params_read "$tmp/old-params"; echo "${P[pressure]} ${P[on_unsupported]} ${P[VMAS]} ${P[VMA_PAGES]} $(run_id)")
+[ "$got" = "cgroup skip 0 4 $s" ] && pass "an older params file reads with later defaults and keeps its run id" ||
 	fail "an older params file reads with later defaults and keeps its run id" "'$got', planned as $s"
 
 # --dry-run: estimates from finished runs under build/test-results too, and

@@ -32,7 +32,8 @@ def swap_verify_runs():
     return runs("integration")
 
 
-@pytest.fixture(scope="module", params=["integration", "crash", "resume", "interrupt", "quick", "pressure", "verify"])
+@pytest.fixture(scope="module",
+                params=["integration", "crash", "resume", "interrupt", "quick", "pressure", "verify", "features"])
 def campaign(request):
     if not (RESULTS / request.param / "plan").exists():
         pytest.fail(f"campaign {request.param} was not run: no {RESULTS / request.param / 'plan'}")

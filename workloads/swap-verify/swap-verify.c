@@ -13,6 +13,10 @@
  *   shmem  a memfd (tmpfs) mapping, swapped through the shmem path.
  * Every mode then rewrites every other page, pages out again and verifies
  * all pages once more, so freed and reused swap slots are exercised too.
+ * --snapshot CMD runs CMD (through /bin/sh) right after the first page-out,
+ * before any page is read back: the caller records there where the pages
+ * went (device slots, zswap, zero pages), which the end of the run no
+ * longer shows, its pages freed.
  *
  * Output: one JSON object (stdout, or --json FILE).  Exit 0 when every page
  * matched, 1 on a mismatch (the first bad page is named on stderr and in the
@@ -42,6 +46,7 @@ struct options {
 	uint64_t seed;
 	unsigned int classes;
 	const char *json_path;
+	const char *snapshot;
 };
 
 struct mismatch {
@@ -59,7 +64,8 @@ struct residency {
 
 static const char usage[] =
 	"usage: swap-verify [--size-mib N] [--mode plain|fork|shmem] [--children K]\n"
-	"       [--seed S] [--classes random,text,zero,same] [--json FILE]\n";
+	"       [--seed S] [--classes random,text,zero,same] [--json FILE]\n"
+	"       [--snapshot CMD]\n";
 
 static void handle_option(int opt, char *value, void *ctx)
 {
@@ -73,6 +79,7 @@ static void handle_option(int opt, char *value, void *ctx)
 	case 'S': o->seed = vb_parse_ulong("--seed", value, 1, ~0UL); break;
 	case 'C': o->classes = vb_parse_class_list("--classes", value); break;
 	case 'j': o->json_path = value; break;
+	case 'n': o->snapshot = value; break;
 	}
 }
 
@@ -85,6 +92,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "seed", required_argument, NULL, 'S' },
 		{ "classes", required_argument, NULL, 'C' },
 		{ "json", required_argument, NULL, 'j' },
+		{ "snapshot", required_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -143,6 +151,17 @@ static void page_out(char *base, size_t len, int *pageout_supported)
 {
 	if (vb_page_out(base, len))
 		*pageout_supported = 0;
+}
+
+/* Runs the --snapshot command; returns its wall time, which verify_s leaves out. */
+static double take_snapshot(const char *cmd)
+{
+	char *argv[] = { "/bin/sh", "-c", (char *)cmd, NULL };
+	struct vb_cmd_cost cost = vb_run_timed(argv);
+
+	if (cost.exit_status)
+		vb_fail("--snapshot command exited %d: %s", cost.exit_status, cmd);
+	return cost.wall_s;
 }
 
 static struct residency measure_residency(char *base, size_t pages)
@@ -233,7 +252,7 @@ int main(int argc, char **argv)
 	struct residency after_pageout, after_rewrite;
 	size_t pages, len, nbad = 0, per_class[VB_NR_CLASSES] = { 0 }, i;
 	int pageout_supported = 1, children_failed = 0, fd = -1;
-	double t0, t_fill, t_out, t_verify, t_end;
+	double t0, t_fill, t_out, t_verify, t_end, snapshot_s = 0;
 	FILE *out = stdout;
 	char *base;
 
@@ -261,6 +280,8 @@ int main(int argc, char **argv)
 	page_out(base, len, &pageout_supported);
 	t_out = vb_now();
 	after_pageout = measure_residency(base, pages);
+	if (o.snapshot)
+		snapshot_s = take_snapshot(o.snapshot);
 
 	if (!strcmp(o.mode, "fork"))
 		children_failed = run_children(base, pages, &o, &pageout_supported);
@@ -292,7 +313,7 @@ int main(int argc, char **argv)
 		"  \"mib_verified\": %zu,\n  \"mismatches\": %zu,\n  \"children_failed\": %d",
 		pageout_supported ? "true" : "false", after_pageout.nonresident,
 		after_pageout.swap_ptes, after_pageout.swap_types | after_rewrite.swap_types,
-		after_rewrite.nonresident, t_fill - t0, t_out - t_fill, t_verify - t_out,
+		after_rewrite.nonresident, t_fill - t0, t_out - t_fill, t_verify - t_out - snapshot_s,
 		t_end - t_verify, 2 * pages, 2 * o.size_mib, nbad, children_failed);
 	if (bad.phase)
 		fprintf(out, ",\n  \"first_bad\": {\"phase\": \"%s\", \"page\": %zu, \"class\": \"%s\", \"offset\": %ld}",
