@@ -20,9 +20,12 @@ done
 # ^C once the guest's agent is up: QEMU is stopped, run.sh exits 130 and
 # --resume runs the interrupted run again.  Job control gives run.sh a
 # process group of its own, as a terminal does, so the INT sent to that group
-# is what ^C sends (a background job without it would ignore INT).
+# is what ^C sends (a background job without it would ignore INT).  env
+# restores INT's default for run.sh: when make test itself was started in the
+# background (nohup make test &), everything below inherits INT ignored, and
+# a shell cannot trap a signal ignored on entry.
 set -m
-"$top/run.sh" "$top/tests/campaigns/interrupt.conf" >"$RESULTS_DIR/interrupt.log" 2>&1 &
+env --default-signal=INT "$top/run.sh" "$top/tests/campaigns/interrupt.conf" >"$RESULTS_DIR/interrupt.log" 2>&1 &
 runner=$!
 set +m
 for _ in $(seq 900); do
