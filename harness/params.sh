@@ -9,7 +9,7 @@ BACKENDS="disk zswap zswap-only zram none"
 # what every run did before they existed.  They stay out of the run id's hash
 # at that value, so a campaign planned before them resumes under the same run
 # ids (--resume) instead of planning every run anew.
-HASH_NEUTRAL="pressure=cgroup on_unsupported=skip VMAS=0 VMA_PAGES=4"
+HASH_NEUTRAL="pressure=cgroup on_unsupported=skip verify_poll=0 VMAS=0 VMA_PAGES=4"
 declare -A P=()
 
 # kv_lines FILE: the key=value lines of FILE, comments and quotes removed.
@@ -68,6 +68,8 @@ params_validate() {
 	for k in vcpus guest_mem_mb swap_mb timeout repetition zswap_pool_percent; do
 		[[ ${P[$k]} =~ ^[1-9][0-9]*$ ]] || die "$k must be a positive whole number, not '${P[$k]}'"
 	done
+	[[ ${P[verify_poll]} =~ ^(0|[1-9][0-9]*)$ ]] ||
+		die "verify_poll must be 0 (off) or a number of seconds, not '${P[verify_poll]}'"
 	[ "${P[timeout]}" -ge 90 ] || die "timeout must be at least 90 (seconds: boot, workload and collection), not ${P[timeout]}"
 	for k in memory_max swap_max zswap_max zram_size; do
 		[ -z "${P[$k]}" ] || size_bytes "${P[$k]}" >/dev/null ||

@@ -148,6 +148,9 @@ elif [ ! -f "$out/result.json" ]; then
 	status=failed-infra rc=$EXIT_INFRA reason="the guest powered off without a result"
 elif ! err=$(/usr/bin/python3 -m json.tool "$out/result.json" 2>&1 >/dev/null); then
 	status=failed-infra rc=$EXIT_INFRA reason="result.json is not valid JSON: $err"
+elif [ -f "$out/vswap-verify-failed" ]; then
+	status=failed-workload rc=$EXIT_WORKLOAD
+	reason="vswap/verify failed while the workload ran: $(head -n3 "$out/vswap-verify-failed" | tr '\n' ' ')"
 elif ! grep -q '"workload_exit": 0,' "$out/result.json"; then
 	status=failed-workload rc=$EXIT_WORKLOAD reason=$(tail -n3 "$out/workload.stderr" 2>/dev/null | tr '\n' ' ')
 else

@@ -68,7 +68,7 @@ write_atomic "$run_dir/run.json" <<JSON
   "memory_max": $(json_str "${P[memory_max]}"),
   "pressure": $(json_str "${P[pressure]}"),
   "params": {${workload_params}},
-  "settings": {$(for k in zswap_compressor zswap_pool_percent zram_size rotational swap_max zswap_max swap_mb timeout; do
+  "settings": {$(for k in zswap_compressor zswap_pool_percent zram_size rotational swap_max zswap_max swap_mb timeout verify_poll; do
 	printf '%s: %s, ' "$(json_str "$k")" "$(json_str "${P[$k]}")"; done | sed 's/, $//')},
   "repetition": ${P[repetition]},
   "warmup": $([ "${P[warmup]}" = 1 ] && echo true || echo false),
