@@ -303,3 +303,21 @@ def test_stress_run_is_clean():
     assert out["vswap_verify"] == ["ok"], "the vswap kernel has /sys/kernel/debug/vswap/verify"
     delta = result["vmstat_delta"]
     assert delta["pswpout"] + delta["zswpout"] > 0, "the stress did not swap"
+
+
+def test_rewrite_race_keeps_every_page_and_every_descriptor_consistent():
+    run = verify_run("rewrite-race")
+    status = load(run / "status.json")
+    assert status["status"] == "done", f"{status['status']}: {status['reason']}"
+    result = load(run / "result.json")
+    out = result["output"]
+    assert out["bad_pages"] == 0
+    # Enough churn for the race to have its chances: every page rewritten
+    # several times, and pages paged out in batches all along.
+    assert out["rewrites"] >= 4 * out["pages"] and out["batch_pageouts"] > 0, out
+    delta = result["vmstat_delta"]
+    assert delta["zswpout"] > 0 and delta["swpout_zero"] > 0, "neither zswap nor zero pages were used"
+    during = result["verify_during_run"]
+    assert during is not None, "verify_poll was set but the check was not read during the run"
+    assert during["polls"] >= 5 and during["failed_polls"] == 0, during
+    assert not (run / "vswap-verify-failed").exists()
