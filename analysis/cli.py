@@ -3,19 +3,23 @@ import argparse
 import re
 import sys
 
-from . import compare
+from . import verdicts
 from .loader import load_campaign
+from .metrics import DeclarationError
 from .overhead_model import GIB
-from .comparison import split_config
-from .render import text_table
+from .pairing import split_config
+from .presentation.render import text_table
 from .schema import CONFIG_COLUMNS
 
-EXIT_OK, EXIT_REGRESSION, EXIT_USAGE = 0, 1, 2
+EXIT_OK = 0
+EXIT_USAGE = verdicts.EXIT_USAGE
+EXIT_STATUSES_HELP = ("Exit status: 0 no change, 1 regression, 3 inconclusive (too few runs, a run lost, an "
+                      "interval wider than the noise floor), 4 improvement; when rows differ, the first of "
+                      "regression, inconclusive, improvement decides. 2: usage error or nothing to compare.")
 
 
-def _tcg_warning(*campaigns) -> str:
-    accelerators = set().union(*(set(c.runs["accelerator"]) for c in campaigns))
-    if "tcg" in accelerators:
+def tcg_warning(accelerators) -> str:
+    if "tcg" in set(accelerators):
         return ("WARNING: some runs used TCG (software emulation, no KVM). Their times measure the emulator, "
                 "not the kernel; only relative changes between kernels run the same way mean anything.\n")
     return ""
@@ -37,33 +41,37 @@ def run_compare(args) -> int:
             print("analysis compare: one campaign needs --kernels BASE NEW", file=sys.stderr)
             return EXIT_USAGE
         base_label, new_label = args.kernels
-        judged = compare.compare_kernels(_filter_metrics(campaigns[0].metrics, args.metrics),
-                                         base_label, new_label, args.noise_floor)
+        campaign = campaigns[0]
+        judged = verdicts.compare_kernels(_filter_metrics(campaign.metrics, args.metrics), campaign.runs,
+                                          base_label, new_label, args.noise_floor)
         config_columns = CONFIG_COLUMNS
     else:
-        base_label, new_label = (c.name for c in campaigns)
-        judged = compare.compare_campaigns(*(_filter_metrics(c.metrics, args.metrics) for c in campaigns),
-                                           default_floor=args.noise_floor)
+        base, new = campaigns
+        base_label, new_label = base.name, new.name
+        judged = verdicts.compare_campaigns(_filter_metrics(base.metrics, args.metrics), base.runs,
+                                            _filter_metrics(new.metrics, args.metrics), new.runs, args.noise_floor)
         config_columns = ("kernel",) + CONFIG_COLUMNS
     if judged.empty:
         print(f"analysis compare: no metric present on both sides ({base_label} vs {new_label})", file=sys.stderr)
         return EXIT_USAGE
-    print(_tcg_warning(*campaigns), end="")
-    print(f"base: {base_label}   new: {new_label}   (* = 95% CI excludes no change; "
-          f"floor = noise floor, default {100 * args.noise_floor:.0f}% unless A/A runs set it)")
+    if args.csv:
+        try:
+            judged.to_csv(args.csv, index=False)
+        except OSError as error:
+            print(f"analysis compare: cannot write {args.csv}: {error}", file=sys.stderr)
+            return EXIT_USAGE
+    print(tcg_warning(set().union(*(c.runs["accelerator"] for c in campaigns))), end="")
+    print(verdicts.summary_line(judged))
+    print(f"base: {base_label}   new: {new_label}   (p: Welch t on the log ratio; q: Benjamini-Hochberg over the "
+          f"{len(verdicts.gated(judged))} gated rows; * = q <= {verdicts.FALSE_DISCOVERY_RATE}; floor = noise floor, "
+          f"default {100 * args.noise_floor:.0f}% unless A/A runs of the configuration set it)")
     _, common = split_config(judged, config_columns)
     print("common: " + "  ".join(f"{column}={value}" for column, value in common.items() if value != ""))
-    print(text_table(compare.display_compare(judged, base_label, new_label, config_columns)))
-    if args.csv:
-        judged.to_csv(args.csv, index=False)
+    print(text_table(verdicts.display_verdicts(judged, base_label, new_label, config_columns)))
     problems = sum(len(c.problems) for c in campaigns)
     if problems:
         print(f"{problems} run file(s) could not be used; see the messages above.")
-    found = compare.regressions(judged)
-    if len(found):
-        print(f"{len(found)} regression(s) beyond the noise floor: " + ", ".join(found["metric"].unique()))
-        return EXIT_REGRESSION
-    return EXIT_OK
+    return verdicts.exit_status(judged)
 
 
 def run_report(args) -> int:
@@ -89,15 +97,14 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("--swap-size-gib", type=float, default=32, help="swap size for the overhead model")
     report.set_defaults(run=run_report)
 
-    comp = commands.add_parser("compare", help="mmtests-style comparison; exit 1 on a regression",
+    comp = commands.add_parser("compare", help="mmtests-style comparison that decides; see the exit statuses",
                                description="Compare two campaigns (BASE NEW) or two kernels in one campaign "
-                                           "(CAMPAIGN --kernels BASE NEW). Exit status: 0 no regression, "
-                                           "1 regression beyond the noise floor, 2 usage error or nothing to compare.")
+                                           "(CAMPAIGN --kernels BASE NEW). " + EXIT_STATUSES_HELP)
     comp.add_argument("campaigns", nargs="+", metavar="CAMPAIGN", help="one or two campaign directories")
     comp.add_argument("--kernels", nargs=2, metavar=("BASE", "NEW"), help="kernel labels to compare within one campaign")
-    comp.add_argument("--metrics", metavar="REGEX", help="only metrics whose name matches")
-    comp.add_argument("--noise-floor", type=float, default=compare.DEFAULT_NOISE_FLOOR,
-                      help="fraction used where no A/A runs give one (default: %(default)s)")
+    comp.add_argument("--metrics", metavar="REGEX", help="only metrics whose name matches (run outcomes always count)")
+    comp.add_argument("--noise-floor", type=float, default=verdicts.DEFAULT_NOISE_FLOOR,
+                      help="fraction used where no A/A runs of the configuration give one (default: %(default)s)")
     comp.add_argument("--csv", metavar="FILE", help="also write the full comparison as CSV")
     comp.set_defaults(run=run_compare)
     return top
@@ -108,4 +115,8 @@ def main(argv=None) -> int:
     if args.command == "compare" and len(args.campaigns) > 2:
         print("analysis compare: give one or two campaigns", file=sys.stderr)
         return EXIT_USAGE
-    return args.run(args)
+    try:
+        return args.run(args)
+    except DeclarationError as error:
+        print(f"analysis {args.command}: {error}", file=sys.stderr)
+        return EXIT_USAGE

@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .overhead_model import COVER_LETTER_DESIGNS, DESIGNS, MIB, SCENARIOS, swap_slots  # noqa: E402
-from .comparison import varying_params  # noqa: E402
+from .pairing import varying_params  # noqa: E402
 
 DPI = 100
 JITTER_SEED = 1  # fixed, so a rebuilt report gives identical images

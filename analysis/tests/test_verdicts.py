@@ -1,11 +1,11 @@
-"""Regression verdicts on synthetic campaigns with known answers."""
+"""Verdicts of the gate on synthetic campaigns with known answers."""
 import re
 
 import pytest
 
-from analysis.cli import EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, main
-from analysis.compare import DEFAULT_NOISE_FLOOR, compare_kernels
+from analysis.cli import EXIT_USAGE, main
 from analysis.loader import load_campaign
+from analysis.verdicts import DEFAULT_NOISE_FLOOR, EXIT_STATUS, IMPROVEMENT, NO_CHANGE, REGRESSION, compare_kernels
 from analysis.tests.synthetic import samples, write_campaign
 
 N = 8
@@ -20,43 +20,50 @@ def two_kernels(tmp_path, sys_factor, n=N, noise=NOISE, name="c"):
 
 
 def verdicts(campaign):
-    judged = compare_kernels(load_campaign(campaign).metrics, "baseline", "vswap")
+    loaded = load_campaign(campaign)
+    judged = compare_kernels(loaded.metrics, loaded.runs, "baseline", "vswap")
     return judged.set_index("metric")
 
 
-def test_identical_distributions_flag_nothing(tmp_path):
-    campaign = two_kernels(tmp_path, sys_factor=1.0, noise=0.03)
+def test_identical_distributions_are_no_change(tmp_path):
+    campaign = two_kernels(tmp_path, sys_factor=1.0, noise=0.01)
     judged = verdicts(campaign)
-    assert {"real", "sys", "user"} <= set(judged.index)
-    assert not (judged["verdict"] == "REGRESSION").any()
-    assert main(["compare", str(campaign), "--kernels", "baseline", "vswap"]) == EXIT_OK
+    assert {"real", "sys", "user", "cpu"} <= set(judged.index)
+    assert set(judged.loc[["real", "sys", "user", "cpu"], "outcome"]) == {NO_CHANGE}
+    assert main(["compare", str(campaign), "--kernels", "baseline", "vswap"]) == EXIT_STATUS[NO_CHANGE] == 0
 
 
 def test_ten_percent_sys_increase_is_a_regression_with_positive_change(tmp_path, capsys):
     campaign = two_kernels(tmp_path, sys_factor=1.10)
     judged = verdicts(campaign)
     sys_row = judged.loc["sys"]
-    assert sys_row["verdict"] == "REGRESSION"
+    assert sys_row["outcome"] == REGRESSION
     assert 1.07 < sys_row["ratio"] < 1.13 and sys_row["ci_low"] > 1
-    assert judged.loc["real", "verdict"] != "REGRESSION"
-    assert main(["compare", str(campaign), "--kernels", "baseline", "vswap"]) == EXIT_REGRESSION
+    assert judged.loc["real", "outcome"] != REGRESSION
+    assert main(["compare", str(campaign), "--kernels", "baseline", "vswap"]) == EXIT_STATUS[REGRESSION] == 1
     out = capsys.readouterr().out
-    assert "REGRESSION" in out
+    assert out.startswith("verdict: regression (exit status 1)")
     assert re.search(r"\+(9|10|11)\.\d\d% \[", out)
 
 
 def test_ten_percent_sys_decrease_is_an_improvement(tmp_path):
     campaign = two_kernels(tmp_path, sys_factor=0.90)
-    assert verdicts(campaign).loc["sys", "verdict"] == "improvement"
-    assert main(["compare", str(campaign), "--kernels", "baseline", "vswap"]) == EXIT_OK
+    assert verdicts(campaign).loc["sys", "outcome"] == IMPROVEMENT
+    assert main(["compare", str(campaign), "--kernels", "baseline", "vswap"]) == EXIT_STATUS[IMPROVEMENT] == 4
 
 
-def test_two_repetitions_warn_and_do_not_fail_ci(tmp_path):
+def test_two_repetitions_are_inconclusive_never_ok(tmp_path):
     campaign = two_kernels(tmp_path, sys_factor=1.10, n=2)
     sys_row = verdicts(campaign).loc["sys"]
     assert sys_row["few_repetitions"]
-    assert sys_row["verdict"] in ("regression?", "")
-    assert main(["compare", str(campaign), "--kernels", "baseline", "vswap"]) == EXIT_OK
+    assert sys_row["outcome"] == "inconclusive" and "below the minimum of 3" in sys_row["reason"]
+    assert main(["compare", str(campaign), "--kernels", "baseline", "vswap"]) == 3
+
+
+def test_counters_without_a_declaration_are_descriptive(tmp_path):
+    judged = verdicts(two_kernels(tmp_path, sys_factor=1.0))
+    assert judged.loc["vmstat.pswpout", "outcome"] == "descriptive"
+    assert judged.loc["vmstat.pswpout", "q_value"] != judged.loc["vmstat.pswpout", "q_value"]  # nan: not tested
 
 
 def test_aa_runs_set_the_noise_floor(tmp_path):
@@ -74,8 +81,8 @@ def test_aa_runs_set_the_noise_floor(tmp_path):
 def test_two_campaigns_compare_the_same_kernel_across_them(tmp_path):
     before = two_kernels(tmp_path, sys_factor=1.0, name="before")
     after = two_kernels(tmp_path, sys_factor=1.10, name="after")
-    assert main(["compare", str(before), str(after), "--metrics", "^sys$"]) == EXIT_REGRESSION
-    assert main(["compare", str(before), str(before)]) == EXIT_OK
+    assert main(["compare", str(before), str(after), "--metrics", "^sys$"]) == 1
+    assert main(["compare", str(before), str(before)]) == 0
 
 
 @pytest.mark.parametrize("argv", [["compare", "nowhere", "--kernels", "a", "b"], ["compare", "{campaign}"],
