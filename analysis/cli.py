@@ -1,9 +1,10 @@
-"""Command line: `report` and `compare` (see analysis/__init__.py)."""
+"""Command line: `report`, `compare` and `history` (see analysis/__init__.py)."""
 import argparse
 import re
 import sys
+from pathlib import Path
 
-from . import verdicts
+from . import history, verdicts
 from .loader import load_campaign
 from .metrics import DeclarationError
 from .overhead_model import GIB
@@ -29,11 +30,23 @@ def _filter_metrics(metrics, pattern):
     return metrics if pattern is None else metrics[metrics["metric"].str.contains(pattern, regex=True)]
 
 
+def _load_sides(args) -> list:
+    """The campaigns to compare: as given, or with --last-accepted the index's base before the one given."""
+    campaigns = [load_campaign(path) for path in args.campaigns]
+    if args.last_accepted:
+        if len(campaigns) != 1 or args.kernels:
+            raise ValueError("--last-accepted takes one campaign and no --kernels")
+        base = load_campaign(history.last_accepted(args.index, campaigns[0]))
+        print(f"base: the last accepted campaign sharing a configuration, {base.path}")
+        campaigns.insert(0, base)
+    return campaigns
+
+
 def run_compare(args) -> int:
     try:
         re.compile(args.metrics or "")
-        campaigns = [load_campaign(path) for path in args.campaigns]
-    except (re.error, FileNotFoundError) as error:
+        campaigns = _load_sides(args)
+    except (re.error, FileNotFoundError, ValueError, history.HistoryError) as error:
         print(f"analysis compare: {error}", file=sys.stderr)
         return EXIT_USAGE
     if len(campaigns) == 1:
@@ -83,6 +96,25 @@ def run_report(args) -> int:
         return EXIT_USAGE
     index = build_report(campaign, base=args.base, new=args.new, swap_bytes=int(args.swap_size_gib * GIB))
     print(f"analysis report: {index}")
+    results_index = args.index or campaign.path.parent / history.INDEX_NAME
+    history.add_campaign(results_index, campaign)
+    print(f"analysis report: {campaign.name} added to {results_index}")
+    return EXIT_OK
+
+
+def run_history(args) -> int:
+    try:
+        if args.accept:
+            history.accept(args.index, args.accept)
+            print(f"analysis history: {args.accept} accepted in {args.index}")
+            return EXIT_OK
+        rows = history.history(args.index, args.metric, args.workload)
+    except history.HistoryError as error:
+        print(f"analysis history: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    from .plots import history_plot  # matplotlib is only imported when a plot is drawn
+    print(text_table(history.display_history(rows)))
+    print(f"analysis history: plot {history_plot(rows, args.plot or Path(args.index).with_name('history.png'))}")
     return EXIT_OK
 
 
@@ -95,6 +127,8 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("--base", default="baseline", help="base kernel label (default: baseline)")
     report.add_argument("--new", default="vswap", help="new kernel label (default: vswap)")
     report.add_argument("--swap-size-gib", type=float, default=32, help="swap size for the overhead model")
+    report.add_argument("--index", type=Path, help=f"results index to add the campaign to "
+                                                   f"(default: {history.INDEX_NAME} beside the campaign)")
     report.set_defaults(run=run_report)
 
     comp = commands.add_parser("compare", help="mmtests-style comparison that decides; see the exit statuses",
@@ -106,7 +140,22 @@ def parser() -> argparse.ArgumentParser:
     comp.add_argument("--noise-floor", type=float, default=verdicts.DEFAULT_NOISE_FLOOR,
                       help="fraction used where no A/A runs of the configuration give one (default: %(default)s)")
     comp.add_argument("--csv", metavar="FILE", help="also write the full comparison as CSV")
+    comp.add_argument("--last-accepted", action="store_true",
+                      help="compare the one campaign given against the index's last accepted campaign that shares "
+                           "a kernel and configuration with it")
+    comp.add_argument("--index", type=Path, default=history.DEFAULT_INDEX, help="results index (default: %(default)s)")
     comp.set_defaults(run=run_compare)
+
+    past = commands.add_parser("history", help="a metric across kernels and dates, from the results index",
+                               description="Show each configuration's headline metric (or --metric) for every "
+                                           "indexed campaign, as a table and a plot; or mark a campaign accepted.")
+    past.add_argument("--index", type=Path, default=history.DEFAULT_INDEX, help="results index (default: %(default)s)")
+    past.add_argument("--metric", help="this metric instead of the headlines")
+    past.add_argument("--workload", help="only this workload")
+    past.add_argument("--plot", type=Path, help="PNG to write (default: history.png beside the index)")
+    past.add_argument("--accept", metavar="CAMPAIGN", help="mark this campaign accepted (a base for compare "
+                                                           "--last-accepted) and show nothing")
+    past.set_defaults(run=run_history)
     return top
 
 
