@@ -134,18 +134,27 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _list_key(index: int, item) -> str:
+def _item_name(item):
     names = [item[field] for field in LIST_ITEM_NAMES if isinstance(item, dict) and isinstance(item.get(field), str)]
-    return names[0] if names else str(index)
+    return names[0] if names else None
+
+
+def _list_keys(items: list) -> list[str]:
+    """Each item's name when every item has one and no two share it (two jobs of one name would otherwise
+    merge into one metric, read as two repetitions); else the indexes."""
+    names = [_item_name(item) for item in items]
+    if None in names or len(set(names)) != len(names):
+        return [str(index) for index in range(len(items))]
+    return names
 
 
 def flatten_numeric(document, prefix: str) -> Iterator[tuple[str, float]]:
     """Yield (dotted.path, number) for every finite number in nested dicts/lists; list items are keyed by
-    their name (LIST_ITEM_NAMES) or else their index."""
+    their names (_list_keys) or else their indexes."""
     if isinstance(document, dict):
         items = document.items()
     elif isinstance(document, list):
-        items = ((_list_key(index, item), item) for index, item in enumerate(document))
+        items = zip(_list_keys(document), document)
     else:
         if _is_number(document):
             yield prefix, float(document)

@@ -56,3 +56,10 @@ def test_a_malformed_declaration_names_its_file_and_line(tmp_path):
     path.write_text("# comment\noutput.build_s s faster -\n")
     with pytest.raises(DeclarationError, match=r"metrics.conf:2: expected PATTERN UNIT higher\|lower\|none"):
         read_declarations(path)
+
+
+def test_jobs_that_share_a_name_stay_apart_by_index():
+    jobs = [{"jobname": "same", "read": {"iops": 1.0}}, {"jobname": "same", "read": {"iops": 2.0}}]
+    rows = metric_rows({"workload": "fio-swap", "output": {"fio": {"jobs": jobs}}})
+    assert {row.metric: row.value for row in rows} == {"output.fio.jobs.0.read.iops": 1.0,
+                                                       "output.fio.jobs.1.read.iops": 2.0}
