@@ -135,7 +135,8 @@ def parser() -> argparse.ArgumentParser:
                                description="Compare two campaigns (BASE NEW) or two kernels in one campaign "
                                            "(CAMPAIGN --kernels BASE NEW). " + EXIT_STATUSES_HELP)
     comp.add_argument("campaigns", nargs="+", metavar="CAMPAIGN", help="one or two campaign directories")
-    comp.add_argument("--kernels", nargs=2, metavar=("BASE", "NEW"), help="kernel labels to compare within one campaign")
+    comp.add_argument("--kernels", nargs=2, metavar=("BASE", "NEW"),
+                      help="kernel labels to compare within one campaign")
     comp.add_argument("--metrics", metavar="REGEX", help="only metrics whose name matches (run outcomes always count)")
     comp.add_argument("--noise-floor", type=float, default=verdicts.DEFAULT_NOISE_FLOOR,
                       help="fraction used where no A/A runs of the configuration give one (default: %(default)s)")

@@ -198,5 +198,6 @@ def _declared(workload: str, row: MetricRow) -> MetricRow:
 def metric_rows(result: dict) -> list[MetricRow]:
     workload = result.get("workload", "")
     rows = list(_core_rows(result))
-    rows += [MetricRow(path, value, guess_unit(path), None) for path, value in flatten_numeric(result.get("output"), "output")]
+    outputs = flatten_numeric(result.get("output"), "output")
+    rows += [MetricRow(path, value, guess_unit(path), None) for path, value in outputs]
     return [_declared(workload, row) for row in rows]

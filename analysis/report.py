@@ -104,7 +104,8 @@ def systime_section(table: pd.DataFrame, base: str, new: str, images: list, cave
         section.warning(caveat)
     section.text(f"Mean ± sample stdev over repetitions. Ratio {new}/{base} with Welch's 95% interval of the log "
                  f"ratio; * marks an interval that excludes 1.0 (this row alone: the gate's correction across rows "
-                 f"is in the Verdicts); p is the same Welch t test's; n<{MIN_REPETITIONS} repetitions are flagged. The v3 columns are Nhat Pham's kernel build on 6.19 "
+                 f"is in the Verdicts); p is the same Welch t test's; n<{MIN_REPETITIONS} repetitions are flagged. "
+                 f"The v3 columns are Nhat Pham's kernel build on 6.19 "
                  f"(52 CPUs, memory.max=3G; SSD = our disk backend), from results/reference/; "
                  f"'direction vs v3' says whether our significant change goes the same way.")
     if table["few_repetitions"].any():

@@ -55,7 +55,8 @@ def _counted(counts: dict) -> str:
 def _runs_outcome(base_runs: dict, new_runs: dict, base: str, new: str) -> tuple[str, str]:
     """(outcome, reason) of a configuration's run statuses; ("", "") when every run on both sides is done."""
     if new_runs["failed"] and not base_runs["failed"]:
-        return REGRESSION, f"{sum(new_runs['failed'].values())} run(s) failed on {new} ({_counted(new_runs['failed'])}), none on {base}"
+        failed = new_runs["failed"]
+        return REGRESSION, f"{sum(failed.values())} run(s) failed on {new} ({_counted(failed)}), none on {base}"
     problems = [f"{kind} on {label} ({_counted(runs[kind])})"
                 for kind in ("failed", "lost") for label, runs in ((base, base_runs), (new, new_runs)) if runs[kind]]
     return (INCONCLUSIVE, "runs " + "; ".join(problems)) if problems else ("", "")
@@ -109,7 +110,8 @@ def judge(comparison: pd.DataFrame, run_pairs: pd.DataFrame, floors: pd.DataFram
     judged["reason"] = [reason for _, reason in decided]
     judged = pd.concat([_runs_rows(run_pairs, base, new).drop(columns=["base_runs", "new_runs"], errors="ignore"),
                         judged], ignore_index=True)
-    judged["headline"] = [is_headline(workload, metric) for workload, metric in zip(judged["workload"], judged["metric"])]
+    judged["headline"] = [is_headline(workload, metric)
+                          for workload, metric in zip(judged["workload"], judged["metric"])]
     return judged.reindex(columns=list(comparison.columns) + [
         "noise_floor", "noise_floor_source", "q_value", "headline", "outcome", "reason"])
 
@@ -167,7 +169,8 @@ def deciding_rows(judged: pd.DataFrame) -> pd.DataFrame:
     """The gated rows that are not "no change", worst outcome first: what a reader must look at."""
     rows = gated(judged)
     rank = rows["outcome"].map(list(EXIT_STATUS).index)
-    return rows[rows["outcome"] != NO_CHANGE].assign(_rank=rank).sort_values("_rank", kind="stable").drop(columns="_rank")
+    deciding = rows[rows["outcome"] != NO_CHANGE].assign(_rank=rank)
+    return deciding.sort_values("_rank", kind="stable").drop(columns="_rank")
 
 
 def display_verdicts(judged: pd.DataFrame, base_label: str, new_label: str, config_columns) -> pd.DataFrame:
