@@ -76,7 +76,10 @@ def _metric_outcome(row, runs_reason: str) -> tuple[str, str]:
         better = (change > 0) == row.higher_is_better
         return (IMPROVEMENT if better else REGRESSION), f"{100 * change:+.2f}% beyond the {100 * floor:.2f}% floor"
     if 1 - floor <= row.ci_low and row.ci_high <= 1 + floor:
-        return NO_CHANGE, f"interval within ±{100 * floor:.2f}%"
+        # A significant change under the floor is no change, but the reader is told: an A/A group of this
+        # configuration would give the floor that decides it.
+        significant = f"{100 * change:+.2f}% significant, " if row.q_value <= FALSE_DISCOVERY_RATE else ""
+        return NO_CHANGE, f"{significant}interval within ±{100 * floor:.2f}%"
     return INCONCLUSIVE, f"interval reaches beyond ±{100 * floor:.2f}%"
 
 

@@ -81,6 +81,7 @@ def test_one_run_aa_falls_back_to_the_default_floor(tmp_path):
     assert rows.loc[("zswap", "sys"), "noise_floor"] == 0.05
     assert rows.loc[("zswap", "sys"), "noise_floor_source"] == "default"
     assert rows.loc[("zswap", "sys"), "outcome"] == "no change"
+    assert rows.loc[("zswap", "sys"), "reason"].startswith("+2.")  # significant, and said so, but under the floor
     assert status == NO_CHANGE
 
 
