@@ -4,7 +4,9 @@ Outcomes (a row is a configuration x metric, or a configuration's "runs" when a 
   regression / improvement  the Benjamini-Hochberg adjusted p (q) of the row is at most FALSE_DISCOVERY_RATE
                             and the change is beyond the noise floor, in the worse / better direction;
                             or, for "runs", a run failed (crash, hang, workload error) on the new side only;
-  no change                 the 95 % interval lies within ± the noise floor;
+  no change                 the 95 % interval lies within ± the larger of the noise floor and the default floor
+                            (an A/A floor is as wide as the noise, so runs as noisy as the A/A's could never
+                            rule out a change of that size: it lets a smaller change be decided, not ruled out);
   inconclusive              anything else, with the reason: fewer than MIN_REPETITIONS runs on a side, a run
                             lost (or failed) on either side, an interval wider than the floor;
   descriptive               a metric no workload declared with a direction (metrics.py): shown, never judged.
@@ -62,7 +64,7 @@ def _runs_outcome(base_runs: dict, new_runs: dict, base: str, new: str) -> tuple
     return (INCONCLUSIVE, "runs " + "; ".join(problems)) if problems else ("", "")
 
 
-def _metric_outcome(row, runs_reason: str) -> tuple[str, str]:
+def _metric_outcome(row, runs_reason: str, default_floor: float) -> tuple[str, str]:
     if row.higher_is_better not in (True, False):
         return DESCRIPTIVE, ""
     if runs_reason:
@@ -75,12 +77,13 @@ def _metric_outcome(row, runs_reason: str) -> tuple[str, str]:
     if row.q_value <= FALSE_DISCOVERY_RATE and abs(change) > floor:
         better = (change > 0) == row.higher_is_better
         return (IMPROVEMENT if better else REGRESSION), f"{100 * change:+.2f}% beyond the {100 * floor:.2f}% floor"
-    if 1 - floor <= row.ci_low and row.ci_high <= 1 + floor:
+    margin = max(floor, default_floor)
+    if 1 - margin <= row.ci_low and row.ci_high <= 1 + margin:
         # A significant change under the floor is no change, but the reader is told: an A/A group of this
         # configuration would give the floor that decides it.
         significant = f"{100 * change:+.2f}% significant, " if row.q_value <= FALSE_DISCOVERY_RATE else ""
-        return NO_CHANGE, f"{significant}interval within ±{100 * floor:.2f}%"
-    return INCONCLUSIVE, f"interval reaches beyond ±{100 * floor:.2f}%"
+        return NO_CHANGE, f"{significant}interval within ±{100 * margin:.2f}%"
+    return INCONCLUSIVE, f"interval reaches beyond ±{100 * margin:.2f}%"
 
 
 def _runs_rows(run_pairs: pd.DataFrame, base: str, new: str) -> pd.DataFrame:
@@ -107,7 +110,7 @@ def judge(comparison: pd.DataFrame, run_pairs: pd.DataFrame, floors: pd.DataFram
     runs_keys = run_match_columns(match_columns)
     reasons = {tuple(pair[key] for key in runs_keys): _runs_outcome(pair["base_runs"], pair["new_runs"], base, new)[1]
                for pair in run_pairs.to_dict("records")}
-    decided = [_metric_outcome(row, reasons.get(tuple(getattr(row, key) for key in runs_keys), ""))
+    decided = [_metric_outcome(row, reasons.get(tuple(getattr(row, key) for key in runs_keys), ""), default_floor)
                for row in judged.itertuples()]
     judged["outcome"] = [outcome for outcome, _ in decided]
     judged["reason"] = [reason for _, reason in decided]

@@ -95,9 +95,10 @@ def test_aa_floors_are_per_configuration(tmp_path):
         ("baseline-aa", "disk"): samples(100, 20, 5, 0.003, seed=13),
         ("vswap", "disk"): samples(100, 20.8, 5, 0.003, seed=17),
     })
-    status, rows = compared_rows(campaign, tmp_path, "--metrics", "^sys$")
+    status, rows = compared_rows(campaign, tmp_path, "--metrics", "^(sys|real)$")
     assert rows.loc[("disk", "sys"), "noise_floor"] < 0.02 < rows.loc[("zswap", "sys"), "noise_floor"]
     assert rows.loc[("disk", "sys"), "outcome"] == "regression"
+    assert rows.loc[("disk", "real"), "outcome"] == "no change"  # A/A-sized noise is ruled out at the default floor
     assert status == REGRESSION
 
 
