@@ -27,7 +27,8 @@ def tcg_warning(accelerators) -> str:
 
 
 def _filter_metrics(metrics, pattern):
-    return metrics if pattern is None else metrics[metrics["metric"].str.contains(pattern, regex=True)]
+    # re.search, not str.contains: pandas warns about a pattern with groups, such as '^(cpu|sys)$'.
+    return metrics if pattern is None else metrics[metrics["metric"].map(re.compile(pattern).search).notna()]
 
 
 def _load_sides(args) -> list:
