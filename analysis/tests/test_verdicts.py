@@ -6,7 +6,7 @@ import pytest
 from analysis.cli import EXIT_USAGE, main
 from analysis.loader import load_campaign
 from analysis.verdicts import DEFAULT_NOISE_FLOOR, EXIT_STATUS, IMPROVEMENT, NO_CHANGE, REGRESSION, compare_kernels
-from analysis.tests.synthetic import samples, write_campaign
+from analysis.tests.synthetic import samples, write_campaign, write_run
 
 N = 8
 NOISE = 0.01
@@ -90,3 +90,17 @@ def test_two_campaigns_compare_the_same_kernel_across_them(tmp_path):
 def test_usage_errors_exit_2(tmp_path, argv):
     campaign = two_kernels(tmp_path, sys_factor=1.0)
     assert main([arg.format(campaign=campaign) for arg in argv]) == EXIT_USAGE
+
+
+def test_nothing_gated_is_inconclusive_not_ok(tmp_path):
+    campaign = two_kernels(tmp_path, sys_factor=1.0)
+    assert main(["compare", str(campaign), "--kernels", "baseline", "vswap", "--metrics", "^vmstat"]) == 3
+
+
+def test_a_run_failed_on_the_base_side_only_is_inconclusive_with_the_reason(tmp_path):
+    campaign = two_kernels(tmp_path, sys_factor=1.0)
+    write_run(campaign, kernel="baseline", backend="zswap", repetition=N + 1, real_s=0, sys_s=0, status="timeout")
+    judged = verdicts(campaign)
+    assert judged.loc["runs", "outcome"] == "inconclusive"
+    assert judged.loc["runs", "reason"] == "runs failed on baseline (timeout: 1)"
+    assert judged.loc["sys", "outcome"] == "inconclusive"
