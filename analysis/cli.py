@@ -26,6 +26,17 @@ def tcg_warning(accelerators) -> str:
     return ""
 
 
+def noise_floor(text: str) -> float:
+    """--noise-floor: a fraction of the mean, 0 (no floor) up to but not including 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a fraction from 0 to below 1 (0.05 is 5%)")
+    return value
+
+
 def _filter_metrics(metrics, pattern):
     # re.search, not str.contains: pandas warns about a pattern with groups, such as '^(cpu|sys)$'.
     return metrics if pattern is None else metrics[metrics["metric"].map(re.compile(pattern).search).notna()]
@@ -139,7 +150,7 @@ def parser() -> argparse.ArgumentParser:
     comp.add_argument("--kernels", nargs=2, metavar=("BASE", "NEW"),
                       help="kernel labels to compare within one campaign")
     comp.add_argument("--metrics", metavar="REGEX", help="only metrics whose name matches (run outcomes always count)")
-    comp.add_argument("--noise-floor", type=float, default=verdicts.DEFAULT_NOISE_FLOOR,
+    comp.add_argument("--noise-floor", type=noise_floor, default=verdicts.DEFAULT_NOISE_FLOOR,
                       help="fraction used where no A/A runs of the configuration give one (default: %(default)s)")
     comp.add_argument("--csv", metavar="FILE", help="also write the full comparison as CSV")
     comp.add_argument("--last-accepted", action="store_true",

@@ -86,6 +86,7 @@ def test_two_campaigns_compare_the_same_kernel_across_them(tmp_path):
 
 
 @pytest.mark.parametrize("argv", [["compare", "nowhere", "--kernels", "a", "b"], ["compare", "{campaign}"],
+                                  ["compare", "{campaign}", "--kernels", "baseline", "vswap", "--metrics", "("],
                                   ["compare", "{campaign}", "--kernels", "baseline", "nosuchkernel"]])
 def test_usage_errors_exit_2(tmp_path, argv):
     campaign = two_kernels(tmp_path, sys_factor=1.0)
@@ -104,3 +105,12 @@ def test_a_run_failed_on_the_base_side_only_is_inconclusive_with_the_reason(tmp_
     assert judged.loc["runs", "outcome"] == "inconclusive"
     assert judged.loc["runs", "reason"] == "runs failed on baseline (timeout: 1)"
     assert judged.loc["sys", "outcome"] == "inconclusive"
+
+
+@pytest.mark.parametrize("floor", ["5", "-0.1", "five", "nan"])
+def test_a_noise_floor_that_is_not_a_fraction_is_refused(tmp_path, floor, capsys):
+    campaign = two_kernels(tmp_path, sys_factor=1.0)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", str(campaign), "--kernels", "baseline", "vswap", "--noise-floor", floor])
+    assert exit_info.value.code == EXIT_USAGE
+    assert "is not a fraction" in capsys.readouterr().err
