@@ -39,8 +39,10 @@ def verdicts_section(judged: pd.DataFrame, base: str, new: str) -> Section:
         section.text(f"Nothing to compare: no configuration has both {base} and {new} runs. "
                      f"`compare` would exit with status {verdicts.EXIT_USAGE}.")
         return section
+    statuses = ", ".join(f"{status} {outcome}" for outcome, status in sorted(verdicts.EXIT_STATUS.items(),
+                                                                             key=lambda item: item[1]))
     section.text(f"{new} against {base}: {verdicts.summary_line(judged)}. This is what `python3 -m analysis compare "
-                 f"CAMPAIGN --kernels {base} {new}` gives (0 no change, 1 regression, 3 inconclusive, 4 improvement).")
+                 f"CAMPAIGN --kernels {base} {new}` gives ({statuses}).")
     deciding = verdicts.deciding_rows(judged)
     if deciding.empty:
         section.text("Every gated row is 'no change'.")
@@ -66,8 +68,9 @@ def provenance_section(campaign: Campaign) -> Section:
     if runs.empty:
         section.text("No run has started yet.")
         return section
+    tcg_runs = (runs["accelerator"] == "tcg").sum()
     if time_caveat(runs):
-        section.warning(time_caveat(runs) + f" ({(runs['accelerator'] == 'tcg').sum()} of {len(runs)} runs used TCG.)")
+        section.warning(time_caveat(runs) + (f" ({tcg_runs} of {len(runs)} runs used TCG.)" if tcg_runs else ""))
     kernels = runs.groupby("kernel")["kernel_id"].unique().reset_index()
     kernels["kernel_id"] = kernels["kernel_id"].map(lambda ids: ", ".join(sorted(ids)))
     for key in ("base_version", "config_sha256", "gcc_version", "built_at"):
