@@ -1,26 +1,43 @@
 """Turn one result.json document into metric rows: (metric, value, unit, higher_is_better).
 
-Core metrics have fixed names (real, sys, user, vmstat.*, memory.*, zswap.*). The workload's own JSON
-("output") is flattened generically into output.<path> rows, so a new workload needs no change here;
-its direction and unit are guessed from the field names (see guess_direction / guess_unit).
-higher_is_better is True, False or None (None: descriptive counter, never judged as a regression).
+Core metrics have fixed names (real, sys, user, cpu, vmstat.*, memory.*, zswap.*); the timing ones (real,
+sys, user, cpu) are lower-is-better for every workload, the counters descriptive. The workload's own JSON
+("output") is flattened into output.<path> rows; fio-style lists of jobs are keyed by each job's name.
+Only what the workload declares in workloads/<name>/metrics.conf gets a direction and is gated
+(verdicts.py); every other output number is descriptive (higher_is_better None), shown but never judged.
+
+metrics.conf: one declaration a line, `PATTERN UNIT BETTER ROLE`, # starts a comment.
+  PATTERN  a metric name; `*` stands for one dotted component (a job name, a mode)
+  UNIT     as shown in the tables
+  BETTER   higher | lower | none (declared descriptive: a count, a spread, a histogram bucket)
+  ROLE     headline (the metric the workload exists to measure) or -
+A core metric listed there takes the file's unit, direction and role.
 """
+import functools
 import math
 import re
+from pathlib import Path
 from typing import Iterator, NamedTuple
 
 USEC_PER_S = 1e6
 CORE_METRICS = ("real", "sys", "user", "cpu")
+WORKLOADS_DIR = Path(__file__).resolve().parent.parent / "workloads"
+DECLARATIONS_FILE = "metrics.conf"
+BETTER = {"higher": True, "lower": False, "none": None}
+ROLES = ("headline", "-")
+# A list of dicts whose items carry one of these string fields is keyed by it, not by position: fio's jobs
+# by "jobname" (and its disk_util by "name"), so that a job keeps its name whatever the order of the job file.
+LIST_ITEM_NAMES = ("jobname", "name")
 
 # vmstat counters worth keeping: swap traffic, zswap, THP swap and faults (swapoff leaves minor faults).
 # The full vmstat has ~170 fields; keeping all would drown the tables in unrelated page-cache counters.
 VMSTAT_KEEP = re.compile(r"swp|swap|fault")
 
-# Per-second rates in a name ("mb_s", "pages_per_s", "ops_s") mean "higher is better" even though the
-# name also ends in a time unit.
+# Names of rates ("mb_s", "pages_per_s", "iops") and of times: what a reader takes for a measurement.
+# They no longer give a direction (a declaration does); an undeclared one is pointed out as such.
 RATE_NAME = re.compile(r"(^|[._])(mb|mib|kb|kib|gb|gib|ops|pages|bytes)_?(per_?)?(s|sec)$")
-HIGHER_TOKENS = frozenset({"iops", "bw", "bandwidth", "throughput", "mbps", "rate"})
-LOWER_TOKENS = frozenset({
+MEASUREMENT_TOKENS = frozenset({
+    "iops", "bw", "bandwidth", "throughput", "mbps", "rate",
     "lat", "clat", "slat", "latency", "time", "duration", "elapsed", "runtime",
     "s", "sec", "secs", "seconds", "ms", "us", "usec", "ns", "nsec",
 })
@@ -29,6 +46,59 @@ UNIT_TOKENS = {
     "ns": "ns", "nsec": "ns", "bytes": "B", "kb": "kB", "kib": "KiB", "mb": "MB", "mib": "MiB",
     "gb": "GB", "gib": "GiB", "pages": "pages", "ops": "ops", "iops": "ops/s",
 }
+
+
+class DeclarationError(ValueError):
+    """A metrics.conf line that cannot be read."""
+
+
+class Declaration(NamedTuple):
+    pattern: re.Pattern
+    unit: str
+    higher_is_better: object  # True, False or None
+    headline: bool
+
+
+def _pattern(text: str) -> re.Pattern:
+    return re.compile("[^.]+".join(map(re.escape, text.split("*"))))
+
+
+def read_declarations(path: Path) -> list[Declaration]:
+    declarations = []
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        fields = line.split("#", 1)[0].split()
+        if not fields:
+            continue
+        if len(fields) != 4 or fields[2] not in BETTER or fields[3] not in ROLES:
+            raise DeclarationError(f"{path}:{number}: expected PATTERN UNIT {'|'.join(BETTER)} {'|'.join(ROLES)}, "
+                                   f"found {line.strip()!r}")
+        name, unit, better, role = fields
+        declarations.append(Declaration(_pattern(name), unit, BETTER[better], role == "headline"))
+    return declarations
+
+
+@functools.lru_cache(maxsize=None)
+def workload_declarations(workload: str) -> tuple[Declaration, ...]:
+    """The workload's declarations; none for a workload without a metrics.conf (only core metrics gate)."""
+    path = WORKLOADS_DIR / str(workload) / DECLARATIONS_FILE
+    return tuple(read_declarations(path)) if path.is_file() else ()
+
+
+def declaration(workload: str, metric: str):
+    """The first declaration of the workload whose pattern is the whole metric name, or None."""
+    return next((d for d in workload_declarations(workload) if d.pattern.fullmatch(metric)), None)
+
+
+def is_headline(workload: str, metric: str) -> bool:
+    found = declaration(workload, metric)
+    return bool(found and found.headline)
+
+
+def undeclared_measurements(metrics) -> list[str]:
+    """Output metrics of a tidy frame that no declaration covers although their name says time or rate."""
+    pairs = metrics[metrics["metric"].str.startswith("output.")][["workload", "metric"]].drop_duplicates()
+    return sorted({metric for workload, metric in pairs.itertuples(index=False)
+                   if declaration(workload, metric) is None and looks_like_measurement(metric)})
 
 
 class MetricRow(NamedTuple):
@@ -42,14 +112,10 @@ def _tokens(path: str) -> list[str]:
     return [t for t in re.split(r"[^a-z0-9]+", path.lower()) if t]
 
 
-def guess_direction(path: str):
-    """True/False/None for a workload output field, from its name."""
+def looks_like_measurement(path: str) -> bool:
+    """Does the name say time or rate (so that a reader would take it for a gated measurement)?"""
     last_field = path.lower().rsplit(".", 1)[-1]
-    if RATE_NAME.search(last_field) or HIGHER_TOKENS & set(_tokens(path)):
-        return True
-    if LOWER_TOKENS & set(_tokens(path)):
-        return False
-    return None
+    return bool(RATE_NAME.search(last_field) or MEASUREMENT_TOKENS & set(_tokens(path)))
 
 
 def guess_unit(path: str) -> str:
@@ -68,12 +134,27 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _item_name(item):
+    names = [item[field] for field in LIST_ITEM_NAMES if isinstance(item, dict) and isinstance(item.get(field), str)]
+    return names[0] if names else None
+
+
+def _list_keys(items: list) -> list[str]:
+    """Each item's name when every item has one and no two share it (two jobs of one name would otherwise
+    merge into one metric, read as two repetitions); else the indexes."""
+    names = [_item_name(item) for item in items]
+    if None in names or len(set(names)) != len(names):
+        return [str(index) for index in range(len(items))]
+    return names
+
+
 def flatten_numeric(document, prefix: str) -> Iterator[tuple[str, float]]:
-    """Yield (dotted.path, number) for every finite number in nested dicts/lists; lists are indexed."""
+    """Yield (dotted.path, number) for every finite number in nested dicts/lists; list items are keyed by
+    their names (_list_keys) or else their indexes."""
     if isinstance(document, dict):
         items = document.items()
     elif isinstance(document, list):
-        items = enumerate(document)
+        items = zip(_list_keys(document), document)
     else:
         if _is_number(document):
             yield prefix, float(document)
@@ -109,8 +190,14 @@ def _core_rows(result: dict) -> Iterator[MetricRow]:
             yield MetricRow(f"zswap.{key}", float(value), "", None)
 
 
+def _declared(workload: str, row: MetricRow) -> MetricRow:
+    found = declaration(workload, row.metric)
+    return row if found is None else row._replace(unit=found.unit, higher_is_better=found.higher_is_better)
+
+
 def metric_rows(result: dict) -> list[MetricRow]:
+    workload = result.get("workload", "")
     rows = list(_core_rows(result))
-    for path, value in flatten_numeric(result.get("output"), "output"):
-        rows.append(MetricRow(path, value, guess_unit(path), guess_direction(path)))
-    return rows
+    outputs = flatten_numeric(result.get("output"), "output")
+    rows += [MetricRow(path, value, guess_unit(path), None) for path, value in outputs]
+    return [_declared(workload, row) for row in rows]

@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .overhead_model import COVER_LETTER_DESIGNS, DESIGNS, MIB, SCENARIOS, swap_slots  # noqa: E402
-from .comparison import varying_params  # noqa: E402
+from .pairing import varying_params  # noqa: E402
 
 DPI = 100
 JITTER_SEED = 1  # fixed, so a rebuilt report gives identical images
@@ -125,3 +125,21 @@ def swapoff_plot(metrics: pd.DataFrame, out_dir: Path) -> list[Path]:
     axes.set_ylabel("swapoff time (s)")
     axes.legend(fontsize="small")
     return [_save(figure, out_dir / "swapoff-time.png")]
+
+
+def history_plot(rows: pd.DataFrame, path: Path) -> Path:
+    """One panel per configuration and metric: mean ± sd per campaign in date order, a line per kernel."""
+    panels = list(rows.groupby(["configuration", "metric"], sort=True))
+    figure, all_axes = plt.subplots(len(panels), 1, figsize=(8, 3 * len(panels)), squeeze=False)
+    for axes, ((configuration, metric), panel) in zip(all_axes[:, 0], panels):
+        dates = sorted(panel["date"].unique())
+        colors = _kernel_colors(panel["kernel"].unique())
+        for kernel, line in panel.groupby("kernel"):
+            axes.errorbar([dates.index(date) for date in line["date"]], line["mean"], yerr=line["sd"].fillna(0),
+                          fmt="o-", capsize=3, color=colors[kernel], label=kernel)
+        axes.set_xticks(range(len(dates)), [date[:16] for date in dates], rotation=20, fontsize="small")
+        axes.set_ylabel(f"{metric} ({panel['unit'].iloc[0]})")
+        first = panel.iloc[0]
+        axes.set_title(f"{first['workload']} {first['backend']}: {metric}", fontsize="medium")
+        axes.legend(fontsize="small")
+    return _save(figure, path)

@@ -4,13 +4,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import plots
-from .compare import compare_kernels, display_compare
-from .comparison import split_config
-from .document import Section, to_html, to_markdown
+from . import plots, verdicts
 from .loader import Campaign
+from .metrics import undeclared_measurements
 from .overhead import components_table, cover_letter_check, measured_runs, measured_table, model_table
 from .overhead_model import DESIGNS, GIB
+from .pairing import split_config
+from .presentation.document import Section, to_html, to_markdown
 from .schema import CONFIG_COLUMNS, STATUS_DONE
 from .stats import MIN_REPETITIONS
 from .systime import display_systime, systime_table
@@ -21,6 +21,35 @@ TCG_WARNING = ("These runs used TCG, QEMU's software emulation (no KVM). Absolut
                "no real device latency).")
 ICOUNT_NOTE = ("Some runs used icount timing: guest time advances with executed instructions, so durations "
                "measure instruction path length, not cache or device latency.")
+
+
+def time_caveat(runs: pd.DataFrame) -> str:
+    """What absolute times of these runs measure, to stand beside every table of them ("" on KVM, realtime)."""
+    caveats = []
+    if (runs["accelerator"] == "tcg").any():
+        caveats.append(TCG_WARNING)
+    if (runs["timing_mode"] == "icount").any():
+        caveats.append(ICOUNT_NOTE)
+    return " ".join(caveats)
+
+
+def verdicts_section(judged: pd.DataFrame, base: str, new: str) -> Section:
+    section = Section("Verdicts")
+    if judged.empty:
+        section.text(f"Nothing to compare: no configuration has both {base} and {new} runs. "
+                     f"`compare` would exit with status {verdicts.EXIT_USAGE}.")
+        return section
+    statuses = ", ".join(f"{status} {outcome}" for outcome, status in sorted(verdicts.EXIT_STATUS.items(),
+                                                                             key=lambda item: item[1]))
+    section.text(f"{new} against {base}: {verdicts.summary_line(judged)}. This is what `python3 -m analysis compare "
+                 f"CAMPAIGN --kernels {base} {new}` gives ({statuses}).")
+    deciding = verdicts.deciding_rows(judged)
+    if deciding.empty:
+        section.text("Every gated row is 'no change'.")
+    else:
+        section.table(verdicts.display_verdicts(deciding, base, new, CONFIG_COLUMNS),
+                      "The rows that decided (every gated row that is not 'no change', worst first)")
+    return section
 
 
 def _counts(series: pd.Series, name: str) -> pd.DataFrame:
@@ -39,10 +68,9 @@ def provenance_section(campaign: Campaign) -> Section:
     if runs.empty:
         section.text("No run has started yet.")
         return section
-    if (runs["accelerator"] == "tcg").any():
-        section.warning(TCG_WARNING + f" ({(runs['accelerator'] == 'tcg').sum()} of {len(runs)} runs.)")
-    if (runs["timing_mode"] == "icount").any():
-        section.warning(ICOUNT_NOTE)
+    tcg_runs = (runs["accelerator"] == "tcg").sum()
+    if time_caveat(runs):
+        section.warning(time_caveat(runs) + (f" ({tcg_runs} of {len(runs)} runs used TCG.)" if tcg_runs else ""))
     kernels = runs.groupby("kernel")["kernel_id"].unique().reset_index()
     kernels["kernel_id"] = kernels["kernel_id"].map(lambda ids: ", ".join(sorted(ids)))
     for key in ("base_version", "config_sha256", "gcc_version", "built_at"):
@@ -70,14 +98,17 @@ def runs_section(campaign: Campaign) -> Section:
     return section
 
 
-def systime_section(table: pd.DataFrame, base: str, new: str, images: list) -> Section:
+def systime_section(table: pd.DataFrame, base: str, new: str, images: list, caveat: str) -> Section:
     section = Section("Sys-time table (cover letter shape)")
     if table.empty:
         section.text(f"No configuration has both {base} and {new} runs with real/sys times yet.")
         return section
-    section.text(f"Mean ± sample stdev over repetitions. Ratio {new}/{base} with a 95% percentile bootstrap CI "
-                 f"(fixed seed); * marks a CI that excludes 1.0; MWU p is the two-sided Mann-Whitney U p-value; "
-                 f"n<{MIN_REPETITIONS} repetitions are flagged. The v3 columns are Nhat Pham's kernel build on 6.19 "
+    if caveat:
+        section.warning(caveat)
+    section.text(f"Mean ± sample stdev over repetitions. Ratio {new}/{base} with Welch's 95% interval of the log "
+                 f"ratio; * marks an interval that excludes 1.0 (this row alone: the gate's correction across rows "
+                 f"is in the Verdicts); p is the same Welch t test's; n<{MIN_REPETITIONS} repetitions are flagged. "
+                 f"The v3 columns are Nhat Pham's kernel build on 6.19 "
                  f"(52 CPUs, memory.max=3G; SSD = our disk backend), from results/reference/; "
                  f"'direction vs v3' says whether our significant change goes the same way.")
     if table["few_repetitions"].any():
@@ -89,16 +120,22 @@ def systime_section(table: pd.DataFrame, base: str, new: str, images: list) -> S
     return section
 
 
-def compare_section(judged: pd.DataFrame, base: str, new: str) -> Section:
+def compare_section(judged: pd.DataFrame, base: str, new: str, caveat: str, undeclared: list) -> Section:
     section = Section(f"All metrics: {base} vs {new}")
     if judged.empty:
         section.text("Nothing to compare.")
         return section
+    if caveat:
+        section.warning(caveat)
     _, common = split_config(judged, CONFIG_COLUMNS)
-    section.text("mmtests-style: mean ±stdev as % of mean, % change with 95% CI, noise floor, verdict. "
-                 "Counters without a direction (swap traffic, memory) are shown but never judged. "
+    section.text("mmtests-style: mean ±stdev as % of mean, % change with 95% CI, p (Welch t), q (Benjamini-Hochberg "
+                 "over every gated row), noise floor, outcome and its reason. Only the core times and what each "
+                 "workload declares in workloads/<name>/metrics.conf are gated; the other rows are descriptive. "
                  "Same for every row: " + ", ".join(f"{key}={value}" for key, value in common.items()) + ".")
-    section.table(display_compare(judged, base, new, CONFIG_COLUMNS))
+    if undeclared:
+        section.warning("Not declared by their workload, so shown but not gated although their names say time or "
+                        "rate: " + ", ".join(undeclared))
+    section.table(verdicts.display_verdicts(judged, base, new, CONFIG_COLUMNS))
     return section
 
 
@@ -129,8 +166,10 @@ def overhead_section(model: pd.DataFrame, swap_bytes: int, measured: pd.DataFram
     return section
 
 
-def images_section(title: str, images: list, caption: str) -> Section:
+def images_section(title: str, images: list, caption: str, caveat: str = "") -> Section:
     section = Section(title)
+    if caveat and images:
+        section.warning(caveat)
     for image in images:
         section.image(image.name, caption)
     return section
@@ -146,22 +185,24 @@ def build_report(campaign: Campaign, base: str = "baseline", new: str = "vswap",
     out_dir.mkdir(exist_ok=True)
     metrics = campaign.metrics
     systime = systime_table(metrics, base, new)
-    judged = compare_kernels(metrics, base, new)
+    judged = verdicts.compare_kernels(metrics, campaign.runs, base, new)
+    caveat = time_caveat(campaign.runs)
     model = model_table(swap_bytes)
     measured = measured_table(metrics)
     sections = [
+        verdicts_section(judged, base, new),
         provenance_section(campaign),
         runs_section(campaign),
-        systime_section(systime, base, new, plots.forest_plot(systime, out_dir, base, new)),
+        systime_section(systime, base, new, plots.forest_plot(systime, out_dir, base, new), caveat),
         images_section("Every repetition", plots.repetition_plots(metrics, out_dir),
-                       "box per backend and kernel, every repetition as a dot"),
-        compare_section(judged, base, new),
+                       "box per backend and kernel, every repetition as a dot", caveat),
+        compare_section(judged, base, new, caveat, undeclared_measurements(metrics)),
         overhead_section(model, swap_bytes, measured,
                          plots.overhead_plot(model, measured_runs(metrics), swap_bytes, out_dir)),
     ]
     swapoff_images = plots.swapoff_plot(metrics, out_dir)
     if swapoff_images:
-        sections.append(images_section("Swapoff", swapoff_images, "swapoff time vs swapped size per kernel"))
+        sections.append(images_section("Swapoff", swapoff_images, "swapoff time vs swapped size per kernel", caveat))
     _write_csvs(out_dir, {
         "systime": systime, "compare": judged, "overhead-model": model, "overhead-components": components_table(),
         "overhead-cover-letter-check": cover_letter_check(), "overhead-measured": measured,
@@ -171,7 +212,7 @@ def build_report(campaign: Campaign, base: str = "baseline", new: str = "vswap",
     })
     title = f"vswap-bench report: {campaign.name}"
     generated = f"Generated {datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ} by python3 -m analysis report."
-    sections[0].text(generated)
+    sections[1].text(generated)
     (out_dir / "index.html").write_text(to_html(title, sections))
     (out_dir / "report.md").write_text(to_markdown(title, sections))
     return out_dir / "index.html"

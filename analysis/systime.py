@@ -1,12 +1,13 @@
 """The cover letter's sys-time table: per backend, baseline vs vswap, real and sys, with what it lacks
-(ratio with a bootstrap CI, Mann-Whitney p, n) and the published numbers beside ours."""
+(ratio with its Welch interval, p-value, n) and the published numbers beside ours."""
 import numpy as np
 import pandas as pd
 
-from . import formatting as fmt
-from .comparison import compare_sides, varying_params
+from .presentation import formatting as fmt
+from .pairing import compare_sides, varying_params
 from .reference import published_systime
 from .schema import CONFIG_COLUMNS
+from .stats import MIN_REPETITIONS
 
 SYSTIME_METRICS = ("real", "sys")
 PUBLISHED_VERSION = "v3"  # the cover letter we reproduce; other versions are listed as ratios only
@@ -69,8 +70,8 @@ def display_systime(table: pd.DataFrame, base: str = "baseline", new: str = "vsw
         f"{new} n": table["new_n"],
         f"{new}/{base} [95% CI]": [fmt.ratio_ci(*v) for v in zip(table.ratio, table.ci_low, table.ci_high)],
         "mark": np.where(table["ci_excludes_one"], "*", ""),
-        "MWU p": table["p_value"].map(fmt.p_value),
-        "warning": np.where(table["few_repetitions"], "n<5", ""),
+        "p (Welch t)": table["p_value"].map(fmt.p_value),
+        "warning": np.where(table["few_repetitions"], f"n<{MIN_REPETITIONS}", ""),
         f"{PUBLISHED_VERSION} {base}": [fmt.mean_sd(m, s) for m, s in zip(table.pub_base_mean, table.pub_base_sd)],
         f"{PUBLISHED_VERSION} {new}": [fmt.mean_sd(m, s) for m, s in zip(table.pub_new_mean, table.pub_new_sd)],
         f"{PUBLISHED_VERSION} ratio": table["pub_ratio"].map(lambda r: "" if np.isnan(r) else f"{r:.3f}"),

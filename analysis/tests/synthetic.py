@@ -15,7 +15,7 @@ def write_json(path: Path, document):
 
 def write_run(campaign: Path, *, kernel: str, backend: str, repetition: int, real_s: float, sys_s: float,
               workload: str = "kernel-build", status: str = "done", accelerator: str = "kvm", output=None,
-              kernel_id: str = None, warmup: bool = False, params: dict = None) -> Path:
+              kernel_id: str = None, warmup: bool = False, params: dict = None, finished: str = None) -> Path:
     run_id = f"{workload}-{backend}-{kernel}-r{repetition}{'-warmup' if warmup else ''}"
     run_dir = campaign / "runs" / run_id
     kernel_id = kernel_id or KERNEL_IDS.get(kernel, "0123456789abcdef")
@@ -28,7 +28,8 @@ def write_run(campaign: Path, *, kernel: str, backend: str, repetition: int, rea
         "host": {"hostname": "testhost", "cpus": 2, "qemu": "QEMU emulator version 7.2.0"},
     })
     # As harness/run-one.sh does: the accelerator is only known after the boot, so it is in status.json.
-    write_json(run_dir / "status.json", {"status": status, "exit_code": 0, "reason": "", "accelerator": accelerator})
+    write_json(run_dir / "status.json", {"status": status, "exit_code": 0, "reason": "", "accelerator": accelerator}
+               | ({"finished": finished} if finished else {}))
     write_json(run_dir / "kernel.json", {"schema": 1, "name": kernel, "variant": kernel, "kernel_id": kernel_id,
                                          "base_version": "6.12.118", "patches": []})
     if status == "done":

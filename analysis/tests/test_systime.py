@@ -1,5 +1,6 @@
 """The sys-time table: our statistics beside the published numbers."""
 from analysis.loader import load_campaign
+from analysis.stats import MIN_REPETITIONS
 from analysis.systime import display_systime, systime_table
 from analysis.tests.synthetic import samples, write_campaign, write_run
 
@@ -29,7 +30,7 @@ def test_rows_per_backend_and_metric_with_published_v3_beside(tmp_path):
 def test_two_repetitions_give_a_warning(tmp_path):
     table = table_for(tmp_path, n=2)
     assert table["few_repetitions"].all()
-    assert set(display_systime(table.reset_index())["warning"]) == {"n<5"}
+    assert set(display_systime(table.reset_index())["warning"]) == {f"n<{MIN_REPETITIONS}"}
 
 
 def test_single_repetition_gives_no_interval_and_no_mark():

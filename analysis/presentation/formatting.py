@@ -34,14 +34,14 @@ def percent_change(ratio: float) -> str:
 def ratio_ci(ratio: float, low: float, high: float) -> str:
     if _missing(ratio):
         return ""
-    return f"{ratio:.3f} [no CI: n=1]" if _missing(low) else f"{ratio:.3f} [{low:.3f}, {high:.3f}]"
+    return f"{ratio:.3f} [no CI]" if _missing(low) else f"{ratio:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def percent_change_ci(ratio: float, low: float, high: float) -> str:
     if _missing(ratio):
         return ""
     if _missing(low):
-        return f"{percent_change(ratio)} [no CI: n=1]"
+        return f"{percent_change(ratio)} [no CI]"
     return f"{percent_change(ratio)} [{percent_change(low)}, {percent_change(high)}]"
 
 

@@ -1,19 +1,28 @@
-"""Pair up two sides of a tidy metrics frame (two kernels, or two campaigns) and compare every metric.
+"""Pair up two sides of a campaign (two kernels, or two campaigns) and compute the statistics of each pair:
+per metric the ratio with its interval and p-value, per configuration how many runs finished, failed or were
+lost on each side, and which kernel labels are A/A pairs (the same build under two names).
 
-This is the one statistical comparison used by the sys-time table, the compare command and the forest plot,
-so that they can never disagree about a number.
+This is the one statistical comparison used by the sys-time table, the gate (verdicts.py) and the forest
+plot, so that they can never disagree about a number. It decides nothing: verdicts.py does.
 """
-import numpy as np
 import pandas as pd
 
 from .loader import parse_params
 from .metrics import CORE_METRICS
+from .schema import STATUS_DONE
 from .stats import MIN_REPETITIONS, compare_samples, summarize
 
 COMPARISON_COLUMNS = [
     "base_mean", "base_sd", "base_n", "new_mean", "new_sd", "new_n",
     "ratio", "ci_low", "ci_high", "p_value", "ci_excludes_one", "few_repetitions", "unit", "higher_is_better",
 ]
+# Statuses that say the kernel (or the workload on it) failed: a crash, a hang, a workload that exited in
+# error. Any other status without data (failed-infra, interrupted, unsupported, an unreadable result,
+# never started) is a lost run: it says nothing about the kernel, but the side it is missing from is short.
+FAILED_STATUSES = frozenset({"failed-workload", "kernel-crash", "timeout"})
+# The accelerator is only known once the runner has probed KVM: a run lost before that has "unknown", so
+# run outcomes are paired without it (the metrics, from finished runs, are paired with it).
+RUN_MATCH_EXCLUDES = ("accelerator",)
 
 
 def _compare_group(base_values, new_values) -> dict:
@@ -37,7 +46,7 @@ def compare_sides(metrics: pd.DataFrame, side_column: str, base: str, new: str, 
         new_values = group.loc[group[side_column] == new, "value"].to_numpy()
         if not len(base_values) or not len(new_values):
             continue
-        if not np.any(base_values) and not np.any(new_values):
+        if not base_values.any() and not new_values.any():
             continue
         row = dict(zip(keys, key))
         row.update(_compare_group(base_values, new_values))
@@ -48,6 +57,38 @@ def compare_sides(metrics: pd.DataFrame, side_column: str, base: str, new: str, 
     # Within a configuration, the timing metrics first (as in the cover letter), then the rest by name.
     rank = frame["metric"].map(lambda name: CORE_METRICS.index(name) if name in CORE_METRICS else len(CORE_METRICS))
     return frame.assign(_rank=rank).sort_values(keys[:-1] + ["_rank", "metric"]).drop(columns="_rank")
+
+
+def run_match_columns(match_columns) -> list:
+    return [column for column in match_columns if column not in RUN_MATCH_EXCLUDES]
+
+
+def _status_counts(statuses: pd.Series) -> dict:
+    """{"done": n, "failed": {status: n}, "lost": {status: n}} for one side of one configuration."""
+    counts = statuses.value_counts().to_dict()
+    return {"done": counts.pop(STATUS_DONE, 0),
+            "failed": {status: n for status, n in counts.items() if status in FAILED_STATUSES},
+            "lost": {status: n for status, n in counts.items() if status not in FAILED_STATUSES}}
+
+
+def pair_runs(runs: pd.DataFrame, side_column: str, base: str, new: str, match_columns) -> pd.DataFrame:
+    """Per configuration with runs on both sides: the run outcomes of each side (see _status_counts).
+    Warm-ups and planned runs not started (no kernel yet) are left out."""
+    keys = run_match_columns(match_columns)
+    placed = runs[(runs["kernel"] != "") & ~runs["warmup"].fillna(False).astype(bool)]
+    rows = []
+    for key, group in placed[placed[side_column].isin([base, new])].groupby(keys, sort=True, dropna=False):
+        sides = {side: group.loc[group[side_column] == side, "status"] for side in (base, new)}
+        if sides[base].empty or sides[new].empty:
+            continue
+        rows.append(dict(zip(keys, key), base_runs=_status_counts(sides[base]), new_runs=_status_counts(sides[new])))
+    return pd.DataFrame(rows, columns=keys + ["base_runs", "new_runs"])
+
+
+def aa_pairs(metrics: pd.DataFrame) -> list[tuple[str, str]]:
+    """Kernel labels that share a kernel_id: A/A pairs (first two labels, sorted)."""
+    labels = metrics.groupby("kernel_id")["kernel"].unique()
+    return [tuple(sorted(kernels)[:2]) for kernel_id, kernels in labels.items() if kernel_id and len(kernels) > 1]
 
 
 def split_config(frame: pd.DataFrame, columns) -> tuple[list, dict]:

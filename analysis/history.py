@@ -1,0 +1,139 @@
+"""Results over time: an SQLite index of analysed campaigns (results/index.sqlite, Python's sqlite3).
+
+Every campaign `report` analyses is (re)written into the index: per kernel, configuration and gated metric
+its n, mean and sd, with the campaign's date (its last finished run) and the kernel_id. `history` shows a
+metric (by default each configuration's headline) across kernels and dates; a campaign is marked accepted
+with `history --accept NAME`, and `compare NEW --last-accepted` takes the latest accepted campaign sharing
+a configuration with NEW as its base.
+"""
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from .loader import Campaign, RunFileError, read_json
+from .metrics import is_headline
+from .presentation import formatting as fmt
+from .schema import CONFIG_COLUMNS, STATUS_FILE
+
+INDEX_NAME = "index.sqlite"
+DEFAULT_INDEX = Path("results") / INDEX_NAME
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS campaigns (
+    name TEXT PRIMARY KEY, path TEXT NOT NULL, date TEXT NOT NULL, accepted INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS results (
+    campaign TEXT NOT NULL REFERENCES campaigns(name) ON DELETE CASCADE,
+    kernel TEXT NOT NULL, kernel_id TEXT NOT NULL, configuration TEXT NOT NULL,
+    workload TEXT NOT NULL, backend TEXT NOT NULL, metric TEXT NOT NULL, unit TEXT NOT NULL,
+    headline INTEGER NOT NULL, n INTEGER NOT NULL, mean REAL NOT NULL, sd REAL,
+    PRIMARY KEY (campaign, kernel, configuration, metric));
+CREATE INDEX IF NOT EXISTS results_by_kernel_configuration ON results (kernel_id, configuration, metric);
+"""
+
+
+class HistoryError(LookupError):
+    """The index is missing, or holds nothing that answers the question."""
+
+
+def configuration_key(frame: pd.DataFrame) -> pd.Series:
+    """One text per row naming its configuration: the columns two runs must share to be compared."""
+    return frame[list(CONFIG_COLUMNS)].astype(str).apply(lambda row: ";".join(f"{k}={v}" for k, v in row.items()),
+                                                         axis=1)
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA foreign_keys = ON")
+    connection.executescript(SCHEMA)
+    return connection
+
+
+def campaign_date(campaign: Campaign) -> str:
+    """The time its last run finished (status.json), or now for a campaign whose runs record none."""
+    finished = []
+    for run_id in campaign.runs["run_id"]:
+        try:
+            finished.append(read_json(campaign.path / "runs" / run_id / STATUS_FILE, versioned=False).get("finished"))
+        except RunFileError:
+            continue
+    finished = [stamp for stamp in finished if isinstance(stamp, str) and stamp]
+    return max(finished) if finished else f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ}"
+
+
+def summarised(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Per kernel, configuration and gated metric: n, mean, sd."""
+    gated = metrics[metrics["higher_is_better"].isin([True, False])]
+    gated = gated.assign(configuration=configuration_key(gated)) if len(gated) else gated.assign(configuration="")
+    keys = ["kernel", "kernel_id", "configuration", "workload", "backend", "metric", "unit"]
+    table = gated.groupby(keys)["value"].agg(n="count", mean="mean", sd="std").reset_index()
+    table["headline"] = [is_headline(w, m) for w, m in zip(table["workload"], table["metric"])]
+    return table
+
+
+def add_campaign(index: Path, campaign: Campaign):
+    """Write (or rewrite) the campaign into the index, keeping whether it was accepted."""
+    table = summarised(campaign.metrics)
+    with connect(index) as connection:
+        connection.execute("INSERT INTO campaigns (name, path, date) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE "
+                           "SET path = excluded.path, date = excluded.date",
+                           (campaign.name, str(campaign.path.resolve()), campaign_date(campaign)))
+        connection.execute("DELETE FROM results WHERE campaign = ?", (campaign.name,))
+        connection.executemany(
+            "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(campaign.name, row.kernel, row.kernel_id, row.configuration, row.workload, row.backend, row.metric,
+              row.unit, int(row.headline), int(row.n), float(row.mean), None if pd.isna(row.sd) else float(row.sd))
+             for row in table.itertuples()])
+
+
+def _existing(index: Path) -> Path:
+    if not Path(index).is_file():
+        raise HistoryError(f"no index at {index}: `python3 -m analysis report results/<campaign>` creates it")
+    return Path(index)
+
+
+def accept(index: Path, name: str):
+    with connect(_existing(index)) as connection:
+        if not connection.execute("UPDATE campaigns SET accepted = 1 WHERE name = ?", (name,)).rowcount:
+            raise HistoryError(f"campaign {name!r} is not in {index}")
+
+
+def history(index: Path, metric: str = None, workload: str = None) -> pd.DataFrame:
+    """Rows of the index in date order: the given metric, or each configuration's headline metric."""
+    query = ("SELECT c.date, r.campaign, c.accepted, r.kernel, r.kernel_id, r.workload, r.backend, r.configuration, "
+             "r.metric, r.unit, r.n, r.mean, r.sd FROM results r JOIN campaigns c ON c.name = r.campaign WHERE "
+             + ("r.metric = ?" if metric else "r.headline = 1")
+             + (" AND r.workload = ?" if workload else "")
+             + " ORDER BY r.configuration, r.metric, c.date, r.kernel")
+    parameters = [value for value in (metric, workload) if value]
+    with connect(_existing(index)) as connection:
+        rows = pd.read_sql_query(query, connection, params=parameters)
+    if rows.empty:
+        raise HistoryError(f"no {'metric ' + metric if metric else 'headline metric'} in {index}"
+                          + (f" for workload {workload}" if workload else ""))
+    return rows
+
+
+def last_accepted(index: Path, campaign: Campaign) -> Path:
+    """The path of the latest accepted campaign, other than this one, sharing a kernel and configuration with it."""
+    wanted = summarised(campaign.metrics)[["kernel", "configuration"]].drop_duplicates()
+    with connect(_existing(index)) as connection:
+        candidates = pd.read_sql_query(
+            "SELECT DISTINCT c.name, c.path, c.date, r.kernel, r.configuration FROM campaigns c "
+            "JOIN results r ON r.campaign = c.name WHERE c.accepted = 1 AND c.name != ?", connection,
+            params=[campaign.name])
+    shared = candidates.merge(wanted, on=["kernel", "configuration"])
+    if shared.empty:
+        raise HistoryError(f"no accepted campaign in {index} shares a kernel and configuration with {campaign.name}")
+    return Path(shared.sort_values("date", kind="stable").iloc[-1]["path"])
+
+
+def display_history(rows: pd.DataFrame) -> pd.DataFrame:
+    """The printed shape: one row per campaign, kernel and configuration, mean ± sd of the metric."""
+    return pd.DataFrame({
+        "date": rows["date"], "campaign": rows["campaign"] + rows["accepted"].map({1: " (accepted)", 0: ""}),
+        "kernel": rows["kernel"], "kernel_id": rows["kernel_id"], "workload": rows["workload"],
+        "backend": rows["backend"], "metric": rows["metric"], "unit": rows["unit"], "n": rows["n"].astype(str),
+        "mean ± sd": [fmt.mean_sd(mean, sd) for mean, sd in zip(rows["mean"], rows["sd"])],
+        "configuration": rows["configuration"],
+    })
