@@ -73,6 +73,9 @@ OUTPUTS = {
                               "mismatches": 0},
                 "mismatches": 0},
     "swap-verify": {mode: _swap_verify_mode(mode) for mode in ("plain", "fork", "shmem")},
+    "rewrite-race": {"pages": 16384, "rewriters": 2, "seconds": 60.0, "reads": 200000, "rewrites": 200000,
+                     "batch_pageouts": 12500, "region_pageouts": 40, "swapped_pages_at_end": 9000,
+                     "bad_pages": 0, "first_bad_page": -1},
     "cgroup-selftests": {"zswap_enabled": "Y", "swap_total_kb": 311296,
                          "tests": {"test_zswap": {"exit": 1, "results": {
                              "planned": 2, "cases": {"test_zswap_usage": "pass"}, "pass": 1, "fail": 1, "skip": 0,
