@@ -17,7 +17,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(HOST_TEST_DIR)/%,$(wildcard tests/unit
 .PHONY: help setup kernels kernel-baseline kernel-vswap kernels-debug kernel-baseline-debug kernel-vswap-debug \
 	kernels-kasan kernel-baseline-kasan kernel-vswap-kasan \
 	guest-bin image \
-	test unit-test integration-test checkpatch report clean distclean
+	test unit-test integration-test checkpatch build-check report clean distclean
 
 help:
 	@echo "The benchmark is ./run.sh [CAMPAIGN]: campaigns/standard.conf by default (both"
@@ -33,6 +33,9 @@ help:
 	@echo "  image         build the guest image (build/image/)"
 	@echo "  test          unit tests, analysis tests, then the QEMU integration tests"
 	@echo "  checkpatch    checkpatch.pl of the extracted tree on every patch of PATCHES"
+	@echo "  build-check   every prefix of PATCHES builds; the series builds without"
+	@echo "                debugfs, on i386 (mm/), and with W=1 in mm/ (build/build-check;"
+	@echo "                about 2 min a prefix on 2 cores; FROM=N starts at patch N)"
 	@echo "  report        rebuild the report of CAMPAIGN=results/<name>"
 	@echo "  clean         remove build outputs but keep the extracted tree and images"
 	@echo "  distclean     remove build/ entirely"
@@ -77,6 +80,9 @@ integration-test: kernels image
 # The extracted tree comes with the kernel builds.
 checkpatch: kernel-vswap
 	harness/checkpatch.sh
+
+build-check: kernel-baseline
+	harness/build-check.sh --from $(or $(FROM),1)
 
 test:
 	harness/setup.sh --check
