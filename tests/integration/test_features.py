@@ -135,3 +135,22 @@ def test_baseline_device_holds_a_slot_for_every_page_out():
     _, out, snap = done_run("baseline", "zswap")
     assert snap["zswap"]["stored_pages"] > 0, "nothing was in zswap at the snapshot"
     assert device_pages(snap) >= out["swap_ptes_after_pageout"], snap["swaps"]
+
+
+@pytest.mark.parametrize("kernel", ["baseline", "vswap"])
+def test_nothing_to_store_leaves_pages_resident(kernel):
+    """No device and zswap off: MADV_PAGEOUT finds nowhere to put a page,
+    so no swap entry may be taken for it (issue #16, item 2)."""
+    run = feature_run(kernel, "none")
+    status = load(run / "status.json")
+    assert status["status"] == "done", f"{status['status']}: {status['reason']}"
+    result = load(run / "result.json")
+    out = result["output"]["plain"]
+    snap = result["snapshots"]["plain"]
+    assert out["mismatches"] == 0
+    assert out["swap_ptes_after_pageout"] == 0 and out["nonresident_after_pageout"] == 0, out
+    assert snap["cgroup"]["memory.stat"]["swapcached"] == 0, "pages sit in the swap cache"
+    if kernel == "vswap":
+        assert snap["vswap"]["used"] == 0, "virtual slots were taken for pages nothing can store"
+    delta = snap["vmstat_delta"]
+    assert delta["pswpout"] == delta["zswpout"] == delta["swpout_zero"] == 0, delta
