@@ -316,7 +316,8 @@ def test_rewrite_race_keeps_every_page_and_every_descriptor_consistent():
     # several times, and pages paged out in batches all along.
     assert out["rewrites"] >= 4 * out["pages"] and out["batch_pageouts"] > 0, out
     delta = result["vmstat_delta"]
-    assert delta["zswpout"] > 0 and delta["swpout_zero"] > 0, "neither zswap nor zero pages were used"
+    assert delta["zswpout"] > 0 and delta["swpout_zero"] > 0, "zswap or zero pages were not used"
+    assert delta["zswpwb"] > 0, "zswap did not write back: the small pool did not fill"
     during = result["verify_during_run"]
     assert during is not None, "verify_poll was set but the check was not read during the run"
     assert during["polls"] >= 5 and during["failed_polls"] == 0, during
