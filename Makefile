@@ -70,6 +70,7 @@ $(HOST_TEST_DIR)/%: tests/unit/%.c $(WORKLOAD_LIB) $(wildcard workloads/lib/*.h)
 unit-test: $(UNIT_TESTS) guest-bin
 	tests/run-unit.sh $(UNIT_TESTS)
 	$(PYTHON) -m pytest -q analysis/tests
+	$(PYTHON) -m pytest -q -p no:cacheprovider tests/host
 
 integration-test: kernels image
 	tests/integration.sh

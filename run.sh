@@ -13,7 +13,6 @@
 {
 set -uo pipefail
 . "$(dirname "$0")/harness/common.sh"
-. "$VB_TOP/harness/params.sh"
 
 campaign=standard dry_run=0 resume=0 overrides=()
 for arg in "$@"; do
@@ -43,56 +42,33 @@ fi
 plan_out=$out
 if [ $dry_run = 1 ]; then plan_out=$(mktemp -d) && trap 'rm -rf "$plan_out"' EXIT; fi
 nruns=$("$VB_TOP/harness/plan.sh" "$file" "$plan_out" "${overrides[@]}") || exit 1
-mapfile -t plan <"$plan_out/plan"
 
-kernels_needed=$(for id in "${plan[@]}"; do sed -n 's/^kernel=//p' "$plan_out/runs/$id/params"; done | sort -u)
-# past_seconds: "workload config-hash seconds" for every finished run under
-# RESULTS_DIR and under build/test-results (where make test runs its
-# campaigns), the measure the estimates below are made from.  The config hash
-# is the run id's last part: the same on every kernel and repetition.
-past_seconds() {
-	local root st id roots=("$RESULTS_DIR")
+# read_progress: every planned run's kernel, workload, backend, repetition,
+# status, whether it is finished and its estimated seconds (and from what:
+# its configuration's finished runs, its workload's or its timeout), in plan
+# order, from vswap_bench (progress.py).  Finished runs are looked for under
+# RESULTS_DIR and build/test-results, where make test runs its campaigns.
+read_progress() {
+	local roots=("$RESULTS_DIR") id k w b r s f e by lines
 	[ "$BUILD_DIR/test-results" -ef "$RESULTS_DIR" ] || roots+=("$BUILD_DIR/test-results")
-	for root in "${roots[@]}"; do
-		for st in "$root"/*/runs/*/status.json; do
-			grep -q '"status": "done"' "$st" 2>/dev/null || continue
-			id=${st%/status.json}; id=${id##*/}
-			printf '%s %s %s\n' "$(sed -n 's/^workload=//p' "${st%/*}/params")" "${id##*-}" \
-				"$(sed -n 's/.*"host_seconds": \([0-9.]*\).*/\1/p' "$st")"
-		done
-	done
+	lines=$(vswap_bench progress "$plan_out" "${roots[@]}") || die "cannot read the plan in $plan_out"
+	plan=() run_kernel=() run_workload=() run_backend=() run_rep=() run_status=() run_finished=() run_est=() run_est_by=()
+	while read -r id k w b r s f e by; do
+		plan+=("$id") run_kernel+=("$k") run_workload+=("$w") run_backend+=("$b") run_rep+=("$r")
+		run_status+=("$s") run_finished+=("$f") run_est+=("$e") run_est_by+=("$by")
+	done <<<"$lines"
 }
+read_progress
+kernels_needed=$(printf '%s\n' "${run_kernel[@]}" | sort -u)
 hms() { printf '%dh%02dm' $(($1 / 3600)) $(($1 % 3600 / 60)); }
-
-# estimate ID: sets est to the seconds run ID is expected to take and est_by
-# to where that came from: the mean of finished runs of its configuration,
-# else of its workload (other sizes: rougher), else its timeout.  Reads the
-# run's params into P.
-declare -A mean_s=()
-load_estimates() {
-	local key s
-	mean_s=()
-	while read -r key s; do mean_s[$key]=$s; done < <(past_seconds |
-		awk '$3 != "" { n[$1]++; t[$1] += $3; n["@" $2]++; t["@" $2] += $3 }
-		     END { for (k in n) printf "%s %d\n", k, t[k] / n[k] }')
-}
-estimate() {
-	params_read "$plan_out/runs/$1/params"
-	if est=${mean_s[@${1##*-}]:-} && [ -n "$est" ]; then est_by=config
-	elif est=${mean_s[${P[workload]}]:-} && [ -n "$est" ]; then est_by=workload
-	else est=${P[timeout]} est_by=timeout
-	fi
-}
-load_estimates
 
 if [ $dry_run = 1 ]; then
 	total=0 same=0 workload=0 guessed=0
 	printf '%-60s %-10s %-12s %-10s %s\n' RUN KERNEL WORKLOAD BACKEND EST
-	for id in "${plan[@]}"; do
-		estimate "$id"
-		case $est_by in config) same=$((same + 1)) ;; workload) workload=$((workload + 1)) ;; *) guessed=$((guessed + 1)) ;; esac
-		total=$((total + est))
-		printf '%-60s %-10s %-12s %-10s %ss\n' "$id" "${P[kernel]}" "${P[workload]}" "${P[backend]}" "$est"
+	for i in "${!plan[@]}"; do
+		case ${run_est_by[i]} in config) same=$((same + 1)) ;; workload) workload=$((workload + 1)) ;; *) guessed=$((guessed + 1)) ;; esac
+		total=$((total + run_est[i]))
+		printf '%-60s %-10s %-12s %-10s %ss\n' "${plan[i]}" "${run_kernel[i]}" "${run_workload[i]}" "${run_backend[i]}" "${run_est[i]}"
 	done
 	echo "$nruns runs; kernels: $(echo $kernels_needed); estimated $(hms $total) under this host's accelerator" \
 		"from finished runs in $RESULTS_DIR and $BUILD_DIR/test-results: $same runs by their configuration's" \
@@ -100,13 +76,10 @@ if [ $dry_run = 1 ]; then
 	exit 0
 fi
 
+# The planner accepts only the kernels make builds (kernel-NAME; the -debug
+# ones add kernel-patches/configs/debug.config, the -kasan ones kasan.config).
 for k in $kernels_needed; do
-	# The -debug kernels add kernel-patches/configs/debug.config (make
-	# kernels-debug), the -kasan ones kasan.config as well.
-	case $k in
-	baseline|vswap|baseline-debug|vswap-debug|baseline-kasan|vswap-kasan)
-		make -s -C "$VB_TOP" "kernel-$k" || die "building the $k kernel failed" ;;
-	esac
+	make -s -C "$VB_TOP" "kernel-$k" || die "building the $k kernel failed"
 done
 make -s -C "$VB_TOP" image || die "building the guest image failed"
 
@@ -136,50 +109,46 @@ pin_inputs() {
 }
 pin_inputs
 
-done_status() { json_string_field "$1/status.json" status; }
-finished_status() { case $1 in done|unsupported|failed-workload|kernel-crash) return 0 ;; esac; return 1; }
-# eta_from N: the estimated time of plan runs N.. that are not finished, from
-# the runs finished so far (this campaign's included: load_estimates again).
+# eta_from I: the estimated time of plan runs I.. (from 0) that are not
+# finished, from the runs finished so far, this campaign's included.
 eta_from() {
 	local j total=0 guessed=0
-	load_estimates
-	for ((j = $1 - 1; j < ${#plan[@]}; j++)); do
-		finished_status "$(done_status "$out/runs/${plan[j]}")" && continue
-		estimate "${plan[j]}"
-		total=$((total + est))
-		[ "$est_by" = timeout ] && guessed=$((guessed + 1))
+	read_progress
+	for ((j = $1; j < ${#plan[@]}; j++)); do
+		[ "${run_finished[j]}" = 1 ] && continue
+		total=$((total + run_est[j]))
+		[ "${run_est_by[j]}" = timeout ] && guessed=$((guessed + 1))
 	done
 	printf '%s' "$(hms $total)"
 	[ $guessed = 0 ] || printf ' (%d runs without history at their timeout)' $guessed
 }
-failed=0 i=0
-for id in "${plan[@]}"; do
-	i=$((i + 1))
+failed=0
+for ((i = 0; i < ${#plan[@]}; i++)); do
+	id=${plan[i]}
 	dir=$out/runs/$id
-	st=$(done_status "$dir")
 	if [ $resume = 1 ]; then
 		# A timeout is retried like an infrastructure failure: on a busy
 		# host a guest can run out of time through no fault of its kernel;
 		# a second timeout stands.
-		finished_status "$st" && continue
-		case $st in failed-infra|timeout)
+		[ "${run_finished[i]}" = 1 ] && continue
+		case ${run_status[i]} in failed-infra|timeout)
 			[ -f "$dir/.retried" ] && continue
 			touch "$dir/.retried" ;;
 		esac
 	fi
 	eta=$(eta_from $i)
-	params_read "$dir/params"
-	log "run $i/${#plan[@]} kernel=${P[kernel]} wl=${P[workload]} backend=${P[backend]} rep ${P[repetition]} ETA $eta"
+	log "run $((i + 1))/${#plan[@]} kernel=${run_kernel[i]} wl=${run_workload[i]} backend=${run_backend[i]} rep ${run_rep[i]} ETA $eta"
 	forward_signals "$VB_TOP/harness/run-one.sh" "$dir/params" "$dir"
-	log "run $i: $(done_status "$dir")"
+	read_progress
+	log "run $((i + 1)): ${run_status[i]}"
 	if [ "$VB_INTERRUPTED" = 1 ]; then
-		log "interrupted in run $i/${#plan[@]}; '$(printf '%s ' "$0" "$campaign" "${overrides[@]}")--resume' goes on from there"
+		log "interrupted in run $((i + 1))/${#plan[@]}; '$(printf '%s ' "$0" "$campaign" "${overrides[@]}")--resume' goes on from there"
 		exit 130
 	fi
 done
 # Counted over the whole plan: a resumed campaign's earlier failures stand.
-for id in "${plan[@]}"; do
-	case $(done_status "$out/runs/$id") in done|unsupported) ;; *) failed=$((failed + 1)) ;; esac
+for s in "${run_status[@]}"; do
+	case $s in done|unsupported) ;; *) failed=$((failed + 1)) ;; esac
 done
 
 if [ -f "$VB_TOP/analysis/__main__.py" ]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run-one.sh PARAMS RUN_DIR
 #
-# One run: PARAMS is a resolved parameter file (harness/params.sh format).
+# One run: PARAMS is a params file as the planner writes it (vswap_bench).
 # Writes into RUN_DIR: params, run.json, spec, kernel.json, reproduce.sh, then
 # boots through qemu-run.sh (serial.log, result.json, ...) and last
 # status.json.  Exits with qemu-run.sh's code (0 done, 1 workload failed,
@@ -18,7 +18,6 @@ VB_DIE_CODE=64
 params_file=${1:-} run_dir=${2:-}
 [ -f "$params_file" ] && [ -n "$run_dir" ] || die "usage: run-one.sh PARAMS RUN_DIR"
 params_read "$params_file"
-params_validate
 VB_DIE_CODE=4
 # run.sh points these at the campaign's own copies (results/<c>/inputs).
 kdir=${VB_KERNELS_DIR:-$BUILD_DIR/kernels}/${P[kernel]}
@@ -28,12 +27,13 @@ image_json=${VB_IMAGE_JSON:-$BUILD_DIR/image/guest.json}
 image=$(json_string_field "$image_json" image)
 mkdir -p "$run_dir" || die "cannot create $run_dir"
 run_dir=$(cd "$run_dir" && pwd)
-campaign=$(basename "$(dirname "$(dirname "$run_dir")")")
 
-[ "$params_file" -ef "$run_dir/params" ] || params_write "$run_dir/params"
-cp "$kdir/kernel.json" "$run_dir/kernel.json"
+[ "$params_file" -ef "$run_dir/params" ] || cp "$params_file" "$run_dir/params" || die "cannot copy $params_file"
+cp "$kdir/kernel.json" "$run_dir/kernel.json" || die "cannot copy the kernel record into $run_dir"
 kernel_id=$(json_string_field "$kdir/kernel.json" kernel_id)
 image_id=$(json_string_field "$image_json" image_id)
+# run.json: the resolved parameters, their configuration hash and provenance.
+vswap_bench run-record "$run_dir/params" "$run_dir" "$kdir/kernel.json" "$image_json" || exit
 
 # The guest's view: harness settings as VB_* and the workload's parameters.
 {
@@ -50,36 +50,6 @@ image_id=$(json_string_field "$image_json" image_id)
 	margin=$((P[timeout] / 10 > 60 ? P[timeout] / 10 : 60))
 	printf 'VB_WORKLOAD_TIMEOUT=%s\n' $((P[timeout] - margin))
 } | LC_ALL=C sort | write_atomic "$run_dir/spec"
-
-# The accelerator is known only after the probe; qemu.json records it and
-# status.json repeats it.
-workload_params=$(for k in "${!P[@]}"; do
-	[[ $k == *[a-z]* ]] || printf '%s: %s\n' "$(json_str "$k")" "$(json_str "${P[$k]}")"
-done | LC_ALL=C sort | paste -sd, -)
-write_atomic "$run_dir/run.json" <<JSON
-{
-  "schema": 1,
-  "run_id": $(json_str "$(basename "$run_dir")"),
-  "campaign": $(json_str "$campaign"),
-  "kernel": $(json_str "${P[kernel]}"),
-  "kernel_id": "$kernel_id",
-  "workload": $(json_str "${P[workload]}"),
-  "backend": $(json_str "${P[backend]}"),
-  "memory_max": $(json_str "${P[memory_max]}"),
-  "pressure": $(json_str "${P[pressure]}"),
-  "params": {${workload_params}},
-  "settings": {$(for k in zswap_compressor zswap_pool_percent zram_size rotational swap_max zswap_max swap_mb timeout; do
-	printf '%s: %s, ' "$(json_str "$k")" "$(json_str "${P[$k]}")"; done | sed 's/, $//')},
-  "repetition": ${P[repetition]},
-  "warmup": $([ "${P[warmup]}" = 1 ] && echo true || echo false),
-  "vcpus": ${P[vcpus]},
-  "guest_mem_mb": ${P[guest_mem_mb]},
-  "timing_mode": "${P[timing]}",
-  "image_id": "$image_id",
-  "host": {"hostname": $(json_str "$(hostname)"), "cpus": $(nproc), "kernel": $(json_str "$(uname -r)"),
-           "qemu": $(json_str "$(qemu-system-x86_64 --version | head -n1)")}
-}
-JSON
 
 cat >"$run_dir/reproduce.sh" <<EOF
 #!/usr/bin/env bash
