@@ -32,6 +32,13 @@ name=$(basename "$file" .conf)
 out=$RESULTS_DIR/$name
 
 "$VB_TOP/harness/setup.sh" --check || exit 1
+if [ $dry_run = 0 ]; then
+	# One run.sh per campaign: a second would move the first one's results
+	# aside or run its runs twice.  The lock is beside the campaign folder,
+	# which may be moved aside below, and is not passed on to the runs.
+	mkdir -p "$RESULTS_DIR" && exec 9>"$RESULTS_DIR/.$name.lock" || die "cannot write in $RESULTS_DIR"
+	flock -n 9 || die "campaign $name ($out) is being run by another run.sh; wait for it, or stop it and use --resume"
+fi
 if compgen -G "$out/runs/*/status.json" >/dev/null && [ $resume = 0 ] && [ $dry_run = 0 ]; then
 	stamp=$(date +%Y%m%d-%H%M%S)
 	log "moving the previous $out aside to $out.$stamp (use --resume to continue it)"
@@ -76,12 +83,20 @@ if [ $dry_run = 1 ]; then
 	exit 0
 fi
 
-# The planner accepts only the kernels make builds (kernel-NAME; the -debug
-# ones add kernel-patches/configs/debug.config, the -kasan ones kasan.config).
-for k in $kernels_needed; do
-	make -s -C "$VB_TOP" "kernel-$k" || die "building the $k kernel failed"
-done
-make -s -C "$VB_TOP" image || die "building the guest image failed"
+# VB_INPUTS=DIR boots the kernels and the image of DIR, laid out as a
+# campaign's inputs/ (kernels/NAME/{bzImage,kernel.json}, guest.json), instead
+# of building them here: another host's, or a test's.
+if [ -n "${VB_INPUTS:-}" ]; then
+	kernels_from=$VB_INPUTS/kernels image_from=$VB_INPUTS/guest.json
+else
+	kernels_from=$BUILD_DIR/kernels image_from=$BUILD_DIR/image/guest.json
+	# The planner accepts only the kernels make builds (kernel-NAME; the
+	# -debug ones add kernel-patches/configs/debug.config, -kasan kasan.config).
+	for k in $kernels_needed; do
+		make -s -C "$VB_TOP" "kernel-$k" || die "building the $k kernel failed"
+	done
+	make -s -C "$VB_TOP" image || die "building the guest image failed"
+fi
 
 # The kernels and the image in build/ follow the checkout: a test, another
 # campaign or an edit of the series or of a workload rebuilds them, and a
@@ -89,20 +104,17 @@ make -s -C "$VB_TOP" image || die "building the guest image failed"
 # kept with it, in results/<campaign>/inputs/ (the image hard-linked when it
 # can be), and a resumed campaign boots the same ones again.
 pin_inputs() {
-	local dst=$out/inputs k image
+	local dst=$out/inputs k
 	if [ $resume = 1 ] && [ -f "$dst/guest.json" ]; then
 		log "resuming with the campaign's own kernels and image ($dst)"
 	else
 		rm -rf "$dst" && mkdir -p "$dst/kernels" || die "cannot create $dst"
-		image=$(json_string_field "$BUILD_DIR/image/guest.json" image)
-		ln -f "$image" "$dst/guest.ext4" 2>/dev/null || cp "$image" "$dst/guest.ext4" ||
-			die "cannot copy the guest image into $dst"
-		sed "s|\"image\": \".*\"|\"image\": \"$dst/guest.ext4\"|" "$BUILD_DIR/image/guest.json" >"$dst/guest.json"
+		vswap_bench pin-image "$image_from" "$dst" || die "cannot copy the guest image into $dst"
 	fi
 	for k in $kernels_needed; do
 		[ -f "$dst/kernels/$k/bzImage" ] && continue
 		mkdir -p "$dst/kernels/$k" &&
-			cp "$BUILD_DIR/kernels/$k/bzImage" "$BUILD_DIR/kernels/$k/kernel.json" "$dst/kernels/$k/" ||
+			cp "$kernels_from/$k/bzImage" "$kernels_from/$k/kernel.json" "$dst/kernels/$k/" ||
 			die "cannot copy the $k kernel into $dst"
 	done
 	export VB_KERNELS_DIR=$dst/kernels VB_IMAGE_JSON=$dst/guest.json
@@ -138,7 +150,7 @@ for ((i = 0; i < ${#plan[@]}; i++)); do
 	fi
 	eta=$(eta_from $i)
 	log "run $((i + 1))/${#plan[@]} kernel=${run_kernel[i]} wl=${run_workload[i]} backend=${run_backend[i]} rep ${run_rep[i]} ETA $eta"
-	forward_signals "$VB_TOP/harness/run-one.sh" "$dir/params" "$dir"
+	forward_signals "$VB_TOP/harness/run-one.sh" "$dir/params" "$dir" 9>&-
 	read_progress
 	log "run $((i + 1)): ${run_status[i]}"
 	if [ "$VB_INTERRUPTED" = 1 ]; then

@@ -19,9 +19,9 @@ vswap_bench() ( exec_vswap_bench "$@" )
 sha256_of() { sha256sum "$@" | awk '{print $1}'; }
 sha256_str() { printf '%s' "$1" | sha256sum | awk '{print $1}'; }
 
-# json_string_field FILE KEY: the string value of KEY in one of our own JSON
-# files (one key per line, as the harness writes them); empty if absent.
-json_string_field() { sed -n "s/.*\"$2\": \"\(.*\)\".*/\1/p" "$1" 2>/dev/null; }
+# json_string_field FILE KEY: the string value of KEY in a JSON object;
+# empty if absent or unreadable.
+json_string_field() { vswap_bench field "$1" "$2" 2>/dev/null; }
 
 # json_str VALUE: VALUE as a JSON string literal.
 json_str() {
@@ -48,7 +48,9 @@ write_atomic() {
 VB_INTERRUPTED=0
 forward_signals() {
 	local child rc
-	"$@" &
+	# A child that outlived a runner killed outright (kill -9) would go on
+	# with nobody waiting for it: it gets TERM when its parent dies.
+	setpriv --pdeathsig TERM "$@" &
 	child=$!
 	trap 'VB_INTERRUPTED=1; kill -TERM $child 2>/dev/null' INT TERM HUP
 	while :; do

@@ -8,8 +8,20 @@
                                                ESTIMATE_S ESTIMATE_BY, from the finished runs under ROOTs
   run-record PARAMS RUN_DIR KERNEL_JSON IMAGE_JSON
                                                write RUN_DIR/run.json for the run PARAMS describes
+  collect OUT_DIR --qemu-exit N --interrupted 0|1 --timeout S --host-seconds S --accelerator A
+          --timing T --vcpus N --mem MB --swap-mb MB --image IMG -- QEMU_COMMAND...
+                                               once QEMU has exited: split the agent's records into
+                                               files, decide the outcome, write qemu.json; exits with
+                                               the outcome's exit code
+  pin-image GUEST_JSON INPUTS_DIR             hard-link (or copy) the guest image into INPUTS_DIR with a
+                                               guest.json naming it there
+  field JSON_FILE KEY                          the string value of KEY in a JSON object ("" if none)
+  status RUN_DIR STARTED STATUS REASON         write status.json
+  final-status RUN_DIR STARTED REASON          status.json from qemu.json's outcome, or failed-infra
+                                               for REASON when there is none
 Exit 0; 64 on bad input (nothing written); 4 when a file cannot be written.
 """
+import argparse
 import sys
 from pathlib import Path
 
@@ -54,7 +66,60 @@ def run_record(arguments):
     runfiles.write_run_json(*map(Path, arguments))
 
 
-COMMANDS = {"plan": plan, "params": params, "progress": progress, "run-record": run_record}
+def collect(arguments):
+    parser = argparse.ArgumentParser(prog="vswap_bench collect")
+    parser.add_argument("out", type=Path)
+    for option in ("qemu-exit", "interrupted", "timeout", "vcpus", "mem", "swap-mb"):
+        parser.add_argument(f"--{option}", type=int, required=True)
+    parser.add_argument("--host-seconds", type=float, required=True)
+    for option in ("accelerator", "timing", "image"):
+        parser.add_argument(f"--{option}", required=True)
+    parser.add_argument("command", nargs="+")
+    try:
+        options = parser.parse_args(arguments)
+    except SystemExit:
+        raise UsageError("collect: bad arguments (see above)") from None
+    qemu = {"accelerator": options.accelerator, "timing_mode": options.timing, "vcpus": options.vcpus,
+            "guest_mem_mb": options.mem, "swap_mb": options.swap_mb, "image": options.image,
+            "command": " ".join(options.command)}
+    status, reason = runfiles.collect(options.out, qemu, qemu_exit=options.qemu_exit,
+                                      interrupted=bool(options.interrupted), timeout_s=options.timeout,
+                                      host_seconds=round(options.host_seconds, 3))
+    if status is not Status.DONE:
+        print(f"vswap_bench: warning: {status.value}: {reason} (log: {options.out / 'serial.log'})", file=sys.stderr)
+    return status.exit_code
+
+
+def pin_image(arguments):
+    if len(arguments) != 2:
+        raise UsageError("usage: pin-image GUEST_JSON INPUTS_DIR")
+    runfiles.pin_image(Path(arguments[0]), Path(arguments[1]))
+
+
+def field(arguments):
+    if len(arguments) != 2:
+        raise UsageError("usage: field JSON_FILE KEY")
+    print(runfiles.string_field(Path(arguments[0]), arguments[1]))
+
+
+def status(arguments):
+    if len(arguments) != 4:
+        raise UsageError("usage: status RUN_DIR STARTED STATUS REASON")
+    try:
+        chosen = Status(arguments[2])
+    except ValueError:
+        raise UsageError(f"unknown status '{arguments[2]}' ({' '.join(s.value for s in Status)})") from None
+    runfiles.write_status(Path(arguments[0]), chosen, arguments[3], arguments[1])
+
+
+def final_status(arguments):
+    if len(arguments) != 3:
+        raise UsageError("usage: final-status RUN_DIR STARTED REASON")
+    runfiles.write_final_status(Path(arguments[0]), arguments[1], arguments[2])
+
+
+COMMANDS = {"plan": plan, "params": params, "progress": progress, "run-record": run_record, "collect": collect, "pin-image": pin_image, "field": field,
+            "status": status, "final-status": final_status}
 
 
 def main(argv) -> int:
@@ -62,14 +127,13 @@ def main(argv) -> int:
         print(__doc__.strip(), file=sys.stderr)
         return USAGE_EXIT
     try:
-        COMMANDS[argv[0]](argv[1:])
+        return COMMANDS[argv[0]](argv[1:]) or 0
     except UsageError as error:
         print(f"vswap_bench: error: {error}", file=sys.stderr)
         return USAGE_EXIT
     except RecordError as error:
         print(f"vswap_bench: error: {error}", file=sys.stderr)
         return Status.FAILED_INFRA.exit_code
-    return 0
 
 
 sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,141 @@
+"""./run.sh end to end on a fake QEMU (tests/fake-qemu) that replays recorded guests (tests/host/guests): the
+fault cases of a campaign without booting a kernel.  The kernels and the image are stand-in files given
+through VB_INPUTS, so nothing is built."""
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+TOP = Path(__file__).resolve().parents[2]
+GUESTS = Path(__file__).parent / "guests"
+
+
+@pytest.fixture
+def bench(tmp_path):
+    """Runs ./run.sh with fake inputs and a fake QEMU; .guests is the folder of recordings by workload."""
+    inputs = tmp_path / "inputs"
+    for kernel in ("baseline", "vswap"):
+        (inputs / "kernels" / kernel).mkdir(parents=True)
+        (inputs / "kernels" / kernel / "bzImage").write_text("not a kernel")
+        (inputs / "kernels" / kernel / "kernel.json").write_text(json.dumps({"kernel_id": f"{kernel}-id"}))
+    (inputs / "guest.ext4").write_text("not an image")
+    (inputs / "guest.json").write_text(json.dumps({"image": str(inputs / "guest.ext4"), "image_id": "img-id"}))
+    guests = tmp_path / "guests"
+    guests.mkdir()
+    return Bench(tmp_path, guests, {
+        **os.environ, "PATH": f"{TOP / 'tests' / 'fake-qemu'}:{os.environ['PATH']}", "VB_ACCEL": "tcg",
+        "VB_INPUTS": str(inputs), "VB_FAKE_GUEST": str(guests), "RESULTS_DIR": str(tmp_path / "results"),
+        "BUILD_DIR": str(tmp_path / "build")})
+
+
+class Bench:
+    def __init__(self, root: Path, guests: Path, env: dict):
+        self.root, self.guests, self.env = root, guests, env
+        self.results = Path(env["RESULTS_DIR"])
+
+    def guest(self, workload: str, recording: str, *, hang_s=None):
+        """The runs of WORKLOAD replay RECORDING (tests/host/guests/), hanging HANG_S seconds if given."""
+        target = self.guests / workload
+        subprocess.run(["rm", "-rf", target], check=True)
+        subprocess.run(["cp", "-r", GUESTS / recording, target], check=True)
+        if hang_s is not None:
+            (target / "hang").write_text(str(hang_s))
+
+    def campaign(self, text: str) -> Path:
+        path = self.root / "c.conf"
+        path.write_text(text)
+        return path
+
+    def start(self, *arguments) -> subprocess.Popen:
+        # A session of its own, as a terminal gives: the ^C test signals its process group.
+        return subprocess.Popen([TOP / "run.sh", *map(str, arguments)], env=self.env, start_new_session=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def run(self, *arguments) -> subprocess.CompletedProcess:
+        return subprocess.run([TOP / "run.sh", *map(str, arguments)], env=self.env, capture_output=True,
+                              text=True, timeout=300)
+
+    def statuses(self) -> dict:
+        out = self.results / "c"
+        return {run_id: json.loads((out / "runs" / run_id / "status.json").read_text())["status"]
+                for run_id in (out / "plan").read_text().split()
+                if (out / "runs" / run_id / "status.json").exists()}
+
+    def wait_for_guest(self, process: subprocess.Popen):
+        """Until a guest of the campaign is up (its console written)."""
+        for _ in range(300):
+            if list(self.results.glob("c/runs/*/serial.log")) and any(
+                    path.stat().st_size for path in self.results.glob("c/runs/*/serial.log")):
+                return
+            assert process.poll() is None, process.stdout.read()
+            time.sleep(0.1)
+        raise AssertionError("no guest started")
+
+    def no_guest_left(self) -> bool:
+        """Every process of a run holds its folder's lock: nobody holds one any more."""
+        return all(subprocess.run(["flock", "-n", lock, "true"]).returncode == 0
+                   for lock in self.results.glob("c/runs/*/.lock"))
+
+
+SWAP_VERIFY_AND_PANIC = "kernel = baseline\naxis workload = swap-verify panic\ntimeout = 90\n"
+
+
+def test_each_run_gets_its_outcome_and_the_campaign_goes_on(bench):
+    bench.guest("swap-verify", "clean")
+    bench.guest("panic", "panic")
+    done = bench.run(bench.campaign(SWAP_VERIFY_AND_PANIC))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert sorted(bench.statuses().values()) == ["done", "kernel-crash"]
+    run = next((bench.results / "c" / "runs").glob("swap-verify-*"))
+    document = json.loads((run / "run.json").read_text())
+    assert document["config_hash"].startswith(run.name.rpartition("-")[2])
+    assert json.loads((run / "qemu.json").read_text())["image"] == str(bench.results / "c" / "inputs" / "guest.ext4")
+    assert "campaign c: 2 runs, 1 failed" in done.stderr
+
+
+def test_a_second_run_sh_on_a_running_campaign_is_refused_and_ctrl_c_stops_the_first(bench):
+    bench.guest("swap-verify", "clean", hang_s=60)
+    conf = bench.campaign("kernel = baseline\nworkload = swap-verify\ntimeout = 90\n")
+    first = bench.start(conf)
+    bench.wait_for_guest(first)
+    second = bench.run(conf)
+    assert second.returncode != 0 and "being run by another run.sh" in second.stderr, second.stderr
+    assert first.poll() is None, "the second run.sh disturbed the first"
+    os.killpg(first.pid, signal.SIGINT)
+    assert first.wait(timeout=60) == 130
+    assert "--resume' goes on from there" in first.stdout.read()
+    assert list(bench.statuses().values()) == ["interrupted"] and bench.no_guest_left()
+    bench.guest("swap-verify", "clean")
+    resumed = bench.run(conf, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert list(bench.statuses().values()) == ["done"]
+
+
+def test_a_runner_killed_outright_leaves_no_guest_and_resume_completes_the_campaign(bench):
+    bench.guest("swap-verify", "clean")
+    bench.guest("hang", "clean", hang_s=60)
+    conf = bench.campaign("kernel = baseline\naxis workload = swap-verify hang\ntimeout = 90\n")
+    runner = bench.start(conf)
+    for _ in range(300):
+        if "hang" in "".join(str(path) for path in bench.results.glob("c/runs/*/serial.log")):
+            break
+        time.sleep(0.1)
+    bench.wait_for_guest(runner)
+    first_done = next(bench.results.glob("c/runs/swap-verify-*/status.json")).read_text()
+    runner.send_signal(signal.SIGKILL)
+    runner.wait()
+    for _ in range(100):
+        if bench.no_guest_left():
+            break
+        time.sleep(0.1)
+    assert bench.no_guest_left(), "the killed runner's guest is still running"
+    bench.guest("hang", "clean")
+    resumed = bench.run(conf, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert list(bench.statuses().values()) == ["done", "done"]
+    assert "run 1/2" not in resumed.stderr, "the finished run was run again"
+    assert next(bench.results.glob("c/runs/swap-verify-*/status.json")).read_text() == first_done
