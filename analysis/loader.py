@@ -16,12 +16,13 @@ from . import schema
 from .metrics import metric_rows
 
 RUN_COLUMNS = [
-    "run_id", "kernel", "kernel_id", "workload", "backend", "memory_max", "pressure", "params", "settings", "repetition",
-    "warmup",
+    "run_id", "config_hash", "kernel", "kernel_id", "workload", "backend", "memory_max", "pressure", "params",
+    "settings", "repetition", "warmup",
     "accelerator", "timing_mode", "image_id", "hostname", "qemu", "status", "reason",
 ]
 METRIC_COLUMNS = [
-    "run_id", "kernel", "kernel_id", "workload", "backend", "memory_max", "pressure", "params", "settings",
+    "run_id", "config_hash", "kernel", "kernel_id", "workload", "backend", "memory_max", "pressure", "params",
+    "settings",
     "repetition", "accelerator", "timing_mode", "metric", "value", "unit", "higher_is_better",
 ]
 
@@ -79,10 +80,19 @@ def parse_params(text) -> dict:
     return dict(item.split("=", 1) for item in str(text or "").split(",") if "=" in item)
 
 
+def _settings(run: dict) -> dict:
+    """run.json's settings with the guest's size beside them: runs that differ only in vcpus or guest_mem_mb
+    (fields of their own in run.json) are other configurations, in files from before config_hash too."""
+    settings = run.get("settings") if isinstance(run.get("settings"), dict) else {}
+    return settings | {key: run[key] for key in ("vcpus", "guest_mem_mb") if key in run}
+
+
 def _run_record(run: dict) -> dict:
     host = run.get("host") if isinstance(run.get("host"), dict) else {}
     return {
         "run_id": run["run_id"],
+        # Every setting but kernel and repetition (vswap_bench/runspec.py); "" in run.json files from before it.
+        "config_hash": run.get("config_hash", ""),
         "kernel": run["kernel"],
         "kernel_id": run.get("kernel_id", ""),
         "workload": run["workload"],
@@ -91,7 +101,7 @@ def _run_record(run: dict) -> dict:
         # Runs recorded before the pressure setting existed were all under memory.max.
         "pressure": run.get("pressure", "cgroup"),
         "params": format_params(run.get("params")),
-        "settings": format_params(run.get("settings")),
+        "settings": format_params(_settings(run)),
         "repetition": int(run["repetition"]),
         "warmup": bool(run.get("warmup", False)),
         "accelerator": run.get("accelerator"),  # None: the runner only learns it at boot (status.json)

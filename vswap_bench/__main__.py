@@ -118,8 +118,8 @@ def final_status(arguments):
     runfiles.write_final_status(Path(arguments[0]), arguments[1], arguments[2])
 
 
-COMMANDS = {"plan": plan, "params": params, "progress": progress, "run-record": run_record, "collect": collect, "pin-image": pin_image, "field": field,
-            "status": status, "final-status": final_status}
+COMMANDS = {"plan": plan, "params": params, "progress": progress, "run-record": run_record, "collect": collect,
+            "pin-image": pin_image, "field": field, "status": status, "final-status": final_status}
 
 
 def main(argv) -> int:

@@ -198,5 +198,4 @@ def write_plan(campaign: Campaign, runs: list[RunSpec], out: Path):
         "warmup": campaign.count("warmup"),
         "kernels": [kernel.value for kernel in _Planner(campaign).kernels],
         "runs": ids,
-        "config_hashes": {spec.run_id: spec.config_hash for spec in runs},
     })

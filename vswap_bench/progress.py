@@ -56,7 +56,8 @@ def finished_seconds(roots: list[Path]):
             except (record.RecordError, UsageError):
                 continue
             seconds = status.get("host_seconds")
-            if status.get("status") == Status.DONE.value and isinstance(seconds, (int, float)) and "workload" in settings:
+            done = status.get("status") == Status.DONE.value
+            if done and isinstance(seconds, (int, float)) and "workload" in settings:
                 yield settings["workload"], status_path.parent.name.rpartition("-")[2], seconds
 
 

@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from analysis.comparison import compare_sides
 from analysis.loader import load_campaign
 from analysis.schema import CONFIG_COLUMNS
 from analysis.tests.synthetic import write_campaign, write_run
@@ -32,7 +33,8 @@ def test_core_metrics_are_derived_from_result_json(campaign):
     assert "vmstat.nr_free_pages" not in set(loaded.metrics.metric)  # not a swap counter
     row = loaded.metrics[loaded.metrics.metric == "sys"].iloc[0]
     assert (row.kernel_id, row.params, row.settings, row.accelerator, row.unit, row.higher_is_better) == \
-        ("b0b0b0b0b0b0b0b0", "SIZE_MB=96", "rotational=0,zswap_compressor=lzo", "kvm", "s", False)
+        ("b0b0b0b0b0b0b0b0", "SIZE_MB=96", "guest_mem_mb=512,rotational=0,vcpus=2,zswap_compressor=lzo", "kvm", "s",
+         False)
 
 
 def test_accelerator_in_run_json_is_used_when_present(campaign):
@@ -120,3 +122,21 @@ def test_pressure_defaults_to_cgroup_and_separates_configurations(campaign):
     assert pressure["kernel-build-zswap-baseline-r1"] == "cgroup" and pressure["kernel-build-zswap-vswap-r1"] == "global"
     assert set(loaded.metrics[loaded.metrics.kernel == "vswap"]["pressure"]) == {"global"}
     assert "pressure" in CONFIG_COLUMNS
+
+
+def test_runs_that_differ_only_in_vcpus_are_two_configurations(tmp_path):
+    # Issue #14: vcpus and guest_mem_mb were in no configuration column, so such runs were pooled.
+    campaign = tmp_path / "c"
+    for vcpus, config_hash in ((1, "1111111111111111"), (2, "2222222222222222")):
+        for kernel in ("baseline", "vswap"):
+            run_dir = write_run(campaign, kernel=kernel, backend="zswap", repetition=1, real_s=vcpus, sys_s=vcpus,
+                                workload=f"kernel-build-{vcpus}cpu")
+            run_json = run_dir / "run.json"
+            document = json.loads(run_json.read_text())
+            document.update(workload="kernel-build", vcpus=vcpus, config_hash=config_hash)
+            run_json.write_text(json.dumps(document))
+    metrics = load_campaign(campaign).metrics
+    assert set(metrics["config_hash"]) == {"1111111111111111", "2222222222222222"}
+    sys_rows = compare_sides(metrics[metrics.metric == "sys"], "kernel", "baseline", "vswap", CONFIG_COLUMNS)
+    assert len(sys_rows) == 2
+    assert sorted(sys_rows["settings"].str.contains("vcpus=1")) == [False, True]
