@@ -157,6 +157,11 @@ for ((i = 0; i < ${#plan[@]}; i++)); do
 		log "interrupted in run $((i + 1))/${#plan[@]}; '$(printf '%s ' "$0" "$campaign" "${overrides[@]}")--resume' goes on from there"
 		exit 130
 	fi
+	# A run whose outcome could not be written (a full disk, a results folder
+	# that became unwritable) would fail the same way for every run after it.
+	case ${run_status[i]} in running|planned|unreadable)
+		die "the outcome of run $((i + 1)) could not be recorded in $dir (see above); stopping the campaign" ;;
+	esac
 done
 # Counted over the whole plan: a resumed campaign's earlier failures stand.
 for s in "${run_status[@]}"; do

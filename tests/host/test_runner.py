@@ -139,3 +139,22 @@ def test_a_runner_killed_outright_leaves_no_guest_and_resume_completes_the_campa
     assert list(bench.statuses().values()) == ["done", "done"]
     assert "run 1/2" not in resumed.stderr, "the finished run was run again"
     assert next(bench.results.glob("c/runs/swap-verify-*/status.json")).read_text() == first_done
+
+
+def test_a_full_results_disk_stops_the_campaign_cleanly(bench):
+    # The console alone is larger than the tmpfs the results are on.
+    bench.guest("swap-verify", "clean")
+    serial = bench.guests / "swap-verify" / "serial.log"
+    serial.write_text(serial.read_text() + "[   5.000000] a long console line\n" * 20000)
+    conf = bench.campaign("axis kernel = baseline vswap\nworkload = swap-verify\ntimeout = 90\n")
+    bench.results.mkdir()
+    # A mount namespace of its own: the tmpfs goes away with the run.
+    done = subprocess.run(["unshare", "-m", "sh", "-c", f'mount -t tmpfs -o size=256k tmpfs "{bench.results}" && '
+                           f'exec "{TOP / "run.sh"}" "{conf}"'], env=bench.env, capture_output=True, text=True,
+                          timeout=300)
+    if "mount:" in done.stderr:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    assert done.returncode != 0
+    assert "No space left on device" in done.stderr and "stopping the campaign" in done.stderr, done.stderr
+    assert "run 2/2" not in done.stderr, "the campaign went on"
+    assert "Traceback" not in done.stderr
