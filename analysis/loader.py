@@ -189,6 +189,10 @@ def load_campaign(path) -> Campaign:
     planned_set = set(planned)
     records, metric_records = [], []
     for run_dir in sorted(p for p in runs_dir.iterdir() if p.is_dir()):
+        if planned and run_dir.name not in planned_set:
+            reader.report(run_dir.name, "", "not in the campaign's plan (a run of an earlier plan, e.g. before "
+                                            "--resume with other settings); left out")
+            continue
         record, rows = reader.run(run_dir, planned_set)
         if record is None:
             continue

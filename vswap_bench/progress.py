@@ -37,13 +37,21 @@ class PlannedRun:
 
 
 def run_status(run_dir: Path) -> str:
-    """status.json's status; "planned" without one, "unreadable" when it cannot be read (run it again)."""
+    """status.json's status; "planned" without one, "unreadable" when it cannot be read, and
+    "done-unreadable-result" (the analysis' word) for a done run whose result.json cannot be read: the
+    last two are not finished, --resume runs them again."""
     if not (run_dir / "status.json").exists():
         return Status.PLANNED.value
     try:
-        return str(record.read_json(run_dir / "status.json").get("status"))
+        status = str(record.read_json(run_dir / "status.json").get("status"))
     except record.RecordError:
         return "unreadable"
+    if status == Status.DONE.value:
+        try:
+            record.read_json(run_dir / "result.json")
+        except record.RecordError:
+            return "done-unreadable-result"
+    return status
 
 
 def finished_seconds(roots: list[Path]):

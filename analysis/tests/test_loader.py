@@ -96,8 +96,8 @@ def test_warmup_runs_are_listed_but_not_measured(campaign):
 
 def test_planned_runs_not_reached_yet_are_listed_without_problems(campaign):
     (campaign / "runs" / "planned-only").mkdir()  # the runner creates the directory with its params first
-    (campaign / "campaign.json").write_text(json.dumps(
-        {"schema": 1, "runs": ["kernel-build-zswap-vswap-r1", "planned-only", "no-directory"]}))
+    done = [f"kernel-build-zswap-baseline-r{n}" for n in (1, 2, 3)] + ["kernel-build-zswap-vswap-r1"]
+    (campaign / "campaign.json").write_text(json.dumps({"schema": 1, "runs": done + ["planned-only", "no-directory"]}))
     loaded = load_campaign(campaign)
     assert loaded.problems == []
     statuses = loaded.runs.set_index("run_id")["status"]
@@ -140,3 +140,14 @@ def test_runs_that_differ_only_in_vcpus_are_two_configurations(tmp_path):
     sys_rows = compare_sides(metrics[metrics.metric == "sys"], "kernel", "baseline", "vswap", CONFIG_COLUMNS)
     assert len(sys_rows) == 2
     assert sorted(sys_rows["settings"].str.contains("vcpus=1")) == [False, True]
+
+
+def test_runs_of_an_earlier_plan_are_left_out_with_a_word(campaign):
+    # --resume with other overrides plans new runs beside the old ones; campaign.json lists the new plan.
+    planned = ["kernel-build-zswap-baseline-r1", "kernel-build-zswap-vswap-r1"]
+    (campaign / "campaign.json").write_text(json.dumps({"schema": 1, "runs": planned}))
+    loaded = load_campaign(campaign)
+    assert sorted(loaded.runs.run_id) == planned
+    assert sorted(p.run_id for p in loaded.problems) == ["kernel-build-zswap-baseline-r2",
+                                                         "kernel-build-zswap-baseline-r3"]
+    assert "not in the campaign's plan" in loaded.problems[0].message

@@ -21,7 +21,7 @@ def bench(tmp_path):
     for kernel in ("baseline", "vswap"):
         (inputs / "kernels" / kernel).mkdir(parents=True)
         (inputs / "kernels" / kernel / "bzImage").write_text("not a kernel")
-        (inputs / "kernels" / kernel / "kernel.json").write_text(json.dumps({"kernel_id": f"{kernel}-id"}))
+        (inputs / "kernels" / kernel / "kernel.json").write_text(json.dumps({"schema": 1, "kernel_id": f"{kernel}-id"}))
     (inputs / "guest.ext4").write_text("not an image")
     (inputs / "guest.json").write_text(json.dumps({"image": str(inputs / "guest.ext4"), "image_id": "img-id"}))
     guests = tmp_path / "guests"
@@ -158,3 +158,14 @@ def test_a_full_results_disk_stops_the_campaign_cleanly(bench):
     assert "No space left on device" in done.stderr and "stopping the campaign" in done.stderr, done.stderr
     assert "run 2/2" not in done.stderr, "the campaign went on"
     assert "Traceback" not in done.stderr
+
+
+def test_resume_runs_again_a_done_run_whose_result_is_unreadable(bench):
+    bench.guest("swap-verify", "clean")
+    conf = bench.campaign("kernel = baseline\nworkload = swap-verify\ntimeout = 90\n")
+    assert bench.run(conf).returncode == 0
+    (result,) = bench.results.glob("c/runs/*/result.json")
+    result.write_text('{"schema": 1, "wall_s": ')
+    resumed = bench.run(conf, "--resume")
+    assert "run 1/1" in resumed.stderr and resumed.returncode == 0, resumed.stderr
+    assert json.loads(result.read_text())["workload_exit"] == 0
