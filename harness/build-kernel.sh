@@ -59,7 +59,11 @@ kver=$(make -s -C "$pristine" kernelversion 2>/dev/null) || die "cannot read the
 patches=()
 if [ "$variant" = vswap ]; then
 	[ -d "$PATCHES" ] || die "PATCHES=$PATCHES is not a directory"
-	mapfile -t patches < <(series_patches "$PATCHES")
+	# Not read through < <(...): a die in there only printed, and a series
+	# that could not be read built a "vswap" kernel from what came before.
+	series=$(series_patches "$PATCHES") || exit
+	[ -n "$series" ] || die "the series in $PATCHES lists no patch: that vswap kernel would be the baseline"
+	mapfile -t patches <<<"$series"
 fi
 patch_ids=()
 for p in "${patches[@]}"; do patch_ids+=("$(basename "$p"):$(sha256_of "$p")"); done
