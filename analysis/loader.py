@@ -87,6 +87,13 @@ def _settings(run: dict) -> dict:
     return settings | {key: run[key] for key in ("vcpus", "guest_mem_mb") if key in run}
 
 
+def _whole_number(run: dict, key: str) -> int:
+    value = run[key]
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).isdigit():
+        raise RunFileError(f"{key} is {value!r}, not a whole number; run skipped")
+    return int(value)
+
+
 def _run_record(run: dict) -> dict:
     host = run.get("host") if isinstance(run.get("host"), dict) else {}
     return {
@@ -102,7 +109,7 @@ def _run_record(run: dict) -> dict:
         "pressure": run.get("pressure", "cgroup"),
         "params": format_params(run.get("params")),
         "settings": format_params(_settings(run)),
-        "repetition": int(run["repetition"]),
+        "repetition": _whole_number(run, "repetition"),
         "warmup": bool(run.get("warmup", False)),
         "accelerator": run.get("accelerator"),  # None: the runner only learns it at boot (status.json)
         "timing_mode": run.get("timing_mode", "unknown"),
@@ -143,7 +150,11 @@ class _RunReader:
         if missing:
             self.report(run_dir.name, schema.RUN_FILE, f"missing fields {missing}; run skipped")
             return None, []
-        record = _run_record(run)
+        try:
+            record = _run_record(run)
+        except RunFileError as error:
+            self.report(run_dir.name, schema.RUN_FILE, str(error))
+            return None, []
         self._remember_kernel(run_dir, record["kernel"])
         status = self.read(run_dir, schema.STATUS_FILE, versioned=False)
         record["status"] = status.get("status", "unknown") if status else "no-status"
@@ -154,10 +165,19 @@ class _RunReader:
         if record["status"] != schema.STATUS_DONE:
             return record, []
         result = self.read(run_dir, schema.RESULT_FILE)
-        if result is None:
+        try:
+            rows = metric_rows(result) if result is not None else None
+        except (AttributeError, TypeError, ValueError) as error:
+            self.report(run_dir.name, schema.RESULT_FILE, f"malformed ({type(error).__name__}: {error}); no metrics")
+            rows = None
+        if rows is None:
             record["status"] = "done-unreadable-result"
             return record, []
-        return record, metric_rows(result)
+        missing = [metric for metric in schema.TIME_METRICS if metric not in {row.metric for row in rows}]
+        if missing:
+            self.report(run_dir.name, schema.RESULT_FILE, f"no {' or '.join(missing)} metric: wall_s or cpu.stat "
+                                                          f"is missing or not a number; its other metrics are kept")
+        return record, rows
 
     def _remember_kernel(self, run_dir: Path, kernel: str):
         if kernel in self.kernels or not (run_dir / schema.KERNEL_FILE).exists():
@@ -167,9 +187,13 @@ class _RunReader:
             self.kernels[kernel] = document
 
 
-def _planned_ids(plan: dict) -> list[str]:
+def _planned_ids(plan: dict, reader: _RunReader) -> list[str]:
     """Run ids listed in campaign.json, in plan order."""
-    return [run_id for run_id in plan.get("runs") or [] if isinstance(run_id, str)]
+    runs = plan.get("runs") or []
+    if not isinstance(runs, list):
+        reader.report("", schema.CAMPAIGN_FILE, f"runs is a {type(runs).__name__}, not a list of run ids; ignored")
+        return []
+    return [run_id for run_id in runs if isinstance(run_id, str)]
 
 
 def _not_started(run_id: str) -> dict:
@@ -185,7 +209,7 @@ def load_campaign(path) -> Campaign:
     plan = {}
     if (path / schema.CAMPAIGN_FILE).exists():
         plan = reader.read(path, schema.CAMPAIGN_FILE) or {}
-    planned = _planned_ids(plan)
+    planned = _planned_ids(plan, reader)
     planned_set = set(planned)
     records, metric_records = [], []
     for run_dir in sorted(p for p in runs_dir.iterdir() if p.is_dir()):

@@ -20,6 +20,9 @@ RESULT_FILE = "result.json"
 KERNEL_FILE = "kernel.json"
 CAMPAIGN_FILE = "campaign.json"
 
+# Metrics every done run must give (from result.json's wall_s and cgroup cpu.stat): a run without them is named.
+TIME_METRICS = ("real", "sys")
+
 # run.json fields that must be present for a run to be placed in a comparison.
 REQUIRED_RUN_FIELDS = ("run_id", "kernel", "workload", "backend", "repetition")
 

@@ -151,3 +151,41 @@ def test_runs_of_an_earlier_plan_are_left_out_with_a_word(campaign):
     assert sorted(p.run_id for p in loaded.problems) == ["kernel-build-zswap-baseline-r2",
                                                          "kernel-build-zswap-baseline-r3"]
     assert "not in the campaign's plan" in loaded.problems[0].message
+
+
+def patch_json(path, **fields):
+    path.write_text(json.dumps(json.loads(path.read_text()) | fields))
+
+
+def test_a_malformed_run_field_is_a_problem_of_that_run_only(campaign):
+    patch_json(campaign / "runs" / "kernel-build-zswap-baseline-r2" / "run.json", repetition="one")
+    loaded = load_campaign(campaign)
+    assert [(p.run_id, p.file) for p in loaded.problems] == [("kernel-build-zswap-baseline-r2", "run.json")]
+    assert "repetition" in loaded.problems[0].message
+    assert loaded.metrics.run_id.nunique() == 3
+
+
+def test_a_malformed_result_section_is_a_problem_of_that_run_only(campaign):
+    patch_json(campaign / "runs" / "kernel-build-zswap-baseline-r2" / "result.json", vmstat_delta=[1, 2])
+    loaded = load_campaign(campaign)
+    assert [(p.run_id, p.file) for p in loaded.problems] == [("kernel-build-zswap-baseline-r2", "result.json")]
+    assert loaded.runs.set_index("run_id").loc["kernel-build-zswap-baseline-r2", "status"] == "done-unreadable-result"
+    assert loaded.metrics.run_id.nunique() == 3
+
+
+def test_a_done_run_without_its_time_metrics_is_named(campaign):
+    result = campaign / "runs" / "kernel-build-zswap-baseline-r2" / "result.json"
+    document = json.loads(result.read_text())
+    document["wall_s"] = None
+    document["cgroup"]["cpu.stat"]["system_usec"] = "12s"
+    result.write_text(json.dumps(document))
+    loaded = load_campaign(campaign)
+    assert [(p.run_id, p.file) for p in loaded.problems] == [("kernel-build-zswap-baseline-r2", "result.json")]
+    assert "real" in loaded.problems[0].message and "sys" in loaded.problems[0].message
+
+
+def test_a_plan_whose_run_list_is_not_a_list_is_a_problem_not_phantom_runs(campaign):
+    (campaign / "campaign.json").write_text(json.dumps({"schema": 1, "runs": "kernel-build-zswap-vswap-r1"}))
+    loaded = load_campaign(campaign)
+    assert len(loaded.runs) == 4
+    assert [(p.run_id, p.file) for p in loaded.problems] == [("", "campaign.json")]
