@@ -2,8 +2,9 @@
 # shellcheck shell=bash
 
 VB_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD_DIR=${BUILD_DIR:-$VB_TOP/build}
-RESULTS_DIR=${RESULTS_DIR:-$VB_TOP/results}
+# Absolute: they end up in files that run elsewhere (reproduce.sh, spec).
+BUILD_DIR=$(realpath -m "${BUILD_DIR:-$VB_TOP/build}")
+RESULTS_DIR=$(realpath -m "${RESULTS_DIR:-$VB_TOP/results}")
 KERNEL_SRC=${KERNEL_SRC:-/usr/src/linux-source-6.12.tar.xz}
 PATCHES=${PATCHES:-$VB_TOP/kernel-patches/6.12}
 

@@ -169,3 +169,17 @@ def test_resume_runs_again_a_done_run_whose_result_is_unreadable(bench):
     resumed = bench.run(conf, "--resume")
     assert "run 1/1" in resumed.stderr and resumed.returncode == 0, resumed.stderr
     assert json.loads(result.read_text())["workload_exit"] == 0
+
+
+def test_a_relative_results_dir_gives_absolute_paths_in_reproduce_sh(bench, tmp_path):
+    bench.guest("swap-verify", "clean")
+    conf = bench.campaign("kernel = baseline\nworkload = swap-verify\ntimeout = 90\n")
+    done = subprocess.run([TOP / "run.sh", conf], env={**bench.env, "RESULTS_DIR": "relative-results"},
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    (reproduce,) = (tmp_path / "relative-results").glob("c/runs/*/reproduce.sh")
+    assert "=relative-results" not in reproduce.read_text()
+    again = subprocess.run([reproduce, tmp_path / "again"], env={**bench.env, "RESULTS_DIR": "elsewhere"},
+                           cwd="/", capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert json.loads((tmp_path / "again" / "status.json").read_text())["status"] == "done"
