@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# run.sh [CAMPAIGN] [key=value ...] [--dry-run] [--resume]
+# run.sh [CAMPAIGN] [key=value ...] [--dry-run] [--resume] [--shard K/N]
 #
 # The main job: plans CAMPAIGN (a file, or a name in campaigns/; default
 # "standard", 75 min under TCG on 2 cores; "first-look" takes minutes), builds
 # the kernels and the guest image it needs, runs every run in a fresh guest
 # and writes results/<campaign>/.  --dry-run prints the plan only; --resume
 # keeps finished runs and retries infrastructure failures and timeouts once.
+# --shard K/N runs only this host's share K of N (whole configurations); the
+# shares' folders merge into one with python3 -m vswap_bench merge.
 # Exit 0 when every run is done (or unsupported by its kernel), 1 otherwise,
 # 130 when interrupted (the run in progress is stopped and left to --resume).
 # The body is one brace group, so bash reads the whole file before running
@@ -14,16 +16,18 @@
 set -uo pipefail
 . "$(dirname "$0")/harness/common.sh"
 
-campaign=standard dry_run=0 resume=0 overrides=()
-for arg in "$@"; do
-	case $arg in
+campaign=standard dry_run=0 resume=0 overrides=() shard=()
+while [ $# -gt 0 ]; do
+	case $1 in
 	--dry-run) dry_run=1 ;;
 	--resume) resume=1 ;;
-	--help|-h) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	-*) die "unknown option '$arg' (--dry-run, --resume)" ;;
-	*=*) overrides+=("$arg") ;;
-	*) campaign=$arg ;;
+	--shard) [ $# -ge 2 ] || die "--shard needs K/N"; shard=(--shard "$2"); shift ;;
+	--help|-h) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-*) die "unknown option '$1' (--dry-run, --resume, --shard K/N)" ;;
+	*=*) overrides+=("$1") ;;
+	*) campaign=$1 ;;
 	esac
+	shift
 done
 file=$campaign
 [ -f "$file" ] || file=$VB_TOP/campaigns/$campaign.conf
@@ -53,12 +57,12 @@ nruns=$("$VB_TOP/harness/plan.sh" "$file" "$plan_out" "${overrides[@]}") || exit
 # read_progress: every planned run's kernel, workload, backend, repetition,
 # status, whether it is finished and its estimated seconds (and from what:
 # its configuration's finished runs, its workload's or its timeout), in plan
-# order, from vswap_bench (progress.py).  Finished runs are looked for under
+# order (this host's share of it with --shard), from vswap_bench (progress.py).  Finished runs are looked for under
 # RESULTS_DIR and build/test-results, where make test runs its campaigns.
 read_progress() {
 	local roots=("$RESULTS_DIR") id k w b r s f e by lines
 	[ "$BUILD_DIR/test-results" -ef "$RESULTS_DIR" ] || roots+=("$BUILD_DIR/test-results")
-	lines=$(vswap_bench progress "$plan_out" "${roots[@]}") || die "cannot read the plan in $plan_out"
+	lines=$(vswap_bench progress "${shard[@]}" "$plan_out" "${roots[@]}") || die "cannot read the plan in $plan_out"
 	plan=() run_kernel=() run_workload=() run_backend=() run_rep=() run_status=() run_finished=() run_est=() run_est_by=()
 	while read -r id k w b r s f e by; do
 		plan+=("$id") run_kernel+=("$k") run_workload+=("$w") run_backend+=("$b") run_rep+=("$r")
@@ -154,7 +158,7 @@ for ((i = 0; i < ${#plan[@]}; i++)); do
 	read_progress
 	log "run $((i + 1)): ${run_status[i]}"
 	if [ "$VB_INTERRUPTED" = 1 ]; then
-		log "interrupted in run $((i + 1))/${#plan[@]}; '$(printf '%s ' "$0" "$campaign" "${overrides[@]}")--resume' goes on from there"
+		log "interrupted in run $((i + 1))/${#plan[@]}; '$(printf '%s ' "$0" "$campaign" "${overrides[@]}" "${shard[@]}")--resume' goes on from there"
 		exit 130
 	fi
 	# A run whose outcome could not be written (a full disk, a results folder

@@ -3,7 +3,8 @@
   plan CAMPAIGN_FILE OUT_DIR [key=value ...]   expand a campaign into OUT_DIR; prints the number of runs
   params PARAMS                                the run a params file describes, every setting resolved and
                                                checked, as sorted key=value lines
-  progress OUT_DIR ROOT...                     a line per planned run of OUT_DIR, in plan order: RUN_ID
+  progress [--shard K/N] OUT_DIR ROOT...       a line per planned run of OUT_DIR (of share K of N), in plan
+                                               order: RUN_ID
                                                KERNEL WORKLOAD BACKEND REPETITION STATUS FINISHED(0/1)
                                                ESTIMATE_S ESTIMATE_BY, from the finished runs under ROOTs
   run-record PARAMS RUN_DIR KERNEL_JSON IMAGE_JSON
@@ -15,6 +16,7 @@
                                                the outcome's exit code
   pin-image GUEST_JSON INPUTS_DIR             hard-link (or copy) the guest image into INPUTS_DIR with a
                                                guest.json naming it there
+  merge DEST SHARE_DIR...                      gather the shares of one campaign (run.sh --shard) into DEST
   field JSON_FILE KEY                          the string value of KEY in a JSON object ("" if none)
   status RUN_DIR STARTED STATUS REASON         write status.json
   final-status RUN_DIR STARTED REASON          status.json from qemu.json's outcome, or failed-infra
@@ -25,12 +27,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import campaign, record, runfiles
+from . import campaign, record, runfiles, shards
 from .record import RecordError
-from .progress import FINISHED, planned_runs
+from .progress import planned_runs
 from .runspec import read_params
 from .settings import UsageError
-from .status import USAGE_EXIT, Status
+from .status import FINISHED, USAGE_EXIT, Status
 
 
 def plan(arguments):
@@ -53,9 +55,12 @@ def params(arguments):
 
 
 def progress(arguments):
+    shard = None
+    if arguments[:1] == ["--shard"] and len(arguments) > 1:
+        shard, arguments = shards.parse_shard(arguments[1]), arguments[2:]
     if not arguments:
-        raise UsageError("usage: progress OUT_DIR ROOT...")
-    for run in planned_runs(Path(arguments[0]), [Path(root) for root in arguments[1:]]):
+        raise UsageError("usage: progress [--shard K/N] OUT_DIR ROOT...")
+    for run in planned_runs(Path(arguments[0]), [Path(root) for root in arguments[1:]], shard):
         print(run.run_id, run.kernel, run.workload, run.backend, run.repetition, run.status,
               int(run.status in FINISHED), run.estimate_s, run.estimate_by)
 
@@ -96,6 +101,14 @@ def pin_image(arguments):
     runfiles.pin_image(Path(arguments[0]), Path(arguments[1]))
 
 
+def merge(arguments):
+    if len(arguments) < 2:
+        raise UsageError("usage: merge DEST SHARE_DIR...")
+    origin = shards.merge(Path(arguments[0]), [Path(share) for share in arguments[1:]])
+    ran = sum(1 for run_id, share in origin.items() if shards.ran(share / "runs" / run_id))
+    print(f"merged {len(arguments) - 1} shares into {arguments[0]}: {ran} of {len(origin)} runs ran")
+
+
 def field(arguments):
     if len(arguments) != 2:
         raise UsageError("usage: field JSON_FILE KEY")
@@ -119,7 +132,7 @@ def final_status(arguments):
 
 
 COMMANDS = {"plan": plan, "params": params, "progress": progress, "run-record": run_record, "collect": collect,
-            "pin-image": pin_image, "field": field, "status": status, "final-status": final_status}
+            "pin-image": pin_image, "field": field, "merge": merge, "status": status, "final-status": final_status}
 
 
 def main(argv) -> int:

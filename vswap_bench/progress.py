@@ -12,11 +12,9 @@ from statistics import fmean
 from . import record
 from .runspec import read_params
 from .settings import UsageError, read_settings
+from .shards import shard_runs
 from .status import Status
 
-# A run with one of these statuses is not run again by --resume.
-FINISHED = frozenset({Status.DONE.value, Status.UNSUPPORTED.value, Status.FAILED_WORKLOAD.value,
-                      Status.KERNEL_CRASH.value})
 
 
 @dataclass
@@ -69,13 +67,15 @@ def finished_seconds(roots: list[Path]):
                 yield settings["workload"], status_path.parent.name.rpartition("-")[2], seconds
 
 
-def planned_runs(out: Path, roots: list[Path]) -> list[PlannedRun]:
+def planned_runs(out: Path, roots: list[Path], shard=None) -> list[PlannedRun]:
+    """The runs of OUT's plan, or of its share SHARD = (K, N)."""
     by_config, by_workload = defaultdict(list), defaultdict(list)
     for workload, config_key, seconds in finished_seconds(roots):
         by_config[config_key].append(seconds)
         by_workload[workload].append(seconds)
     runs = []
-    for run_id in record.read_json(out / "campaign.json")["runs"]:
+    run_ids = record.read_json(out / "campaign.json")["runs"]
+    for run_id in shard_runs(run_ids, *shard) if shard else run_ids:
         spec = read_params(out / "runs" / run_id / "params")
         run = PlannedRun(run_id, spec["kernel"], spec["workload"], spec["backend"], spec["repetition"],
                          run_status(out / "runs" / run_id), int(spec["timeout"]), "timeout")

@@ -25,3 +25,8 @@ class Status(enum.Enum):
 
 # Bad input (a campaign file, a command line): the runner refuses it before anything runs.
 USAGE_EXIT = 64
+
+
+# A run that ended so is not run again by --resume (failed-infra and timeout are retried once).
+FINISHED = frozenset({Status.DONE.value, Status.UNSUPPORTED.value, Status.FAILED_WORKLOAD.value,
+                      Status.KERNEL_CRASH.value})

@@ -183,3 +183,48 @@ def test_a_relative_results_dir_gives_absolute_paths_in_reproduce_sh(bench, tmp_
                            cwd="/", capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
     assert json.loads((tmp_path / "again" / "status.json").read_text())["status"] == "done"
+
+
+TWO_CONFIGURATIONS = "axis kernel = baseline vswap\nworkload = swap-verify\naxis vcpus = 1 2\ntimeout = 90\n"
+
+
+def run_share(bench, conf, share, results):
+    done = subprocess.run([TOP / "run.sh", conf, "--shard", share], env={**bench.env, "RESULTS_DIR": str(results)},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def merge(*arguments):
+    return subprocess.run(["/usr/bin/python3", "-m", "vswap_bench", "merge", *map(str, arguments)], cwd=TOP,
+                          capture_output=True, text=True)
+
+
+def test_shares_of_a_campaign_run_whole_configurations_and_merge_into_one(bench, tmp_path):
+    from analysis.loader import load_campaign
+    bench.guest("swap-verify", "clean")
+    conf = bench.campaign(TWO_CONFIGURATIONS)
+    first = run_share(bench, conf, "1/2", tmp_path / "host1")
+    run_share(bench, conf, "2/2", tmp_path / "host2")
+    assert "run 2/2" in first.stderr and "run 3/" not in first.stderr
+    ran = {share: sorted(path.parent.name for path in (tmp_path / share).glob("c/runs/*/status.json"))
+           for share in ("host1", "host2")}
+    assert len(ran["host1"]) == len(ran["host2"]) == 2 and not set(ran["host1"]) & set(ran["host2"])
+    # Both kernels of a configuration on one host: the run ids of a share end in one configuration hash.
+    assert len({run_id.rpartition("-")[2] for run_id in ran["host1"]}) == 1
+    merged = merge(tmp_path / "merged" / "c", tmp_path / "host1" / "c", tmp_path / "host2" / "c")
+    assert merged.returncode == 0 and "4 of 4 runs ran" in merged.stdout, merged.stderr
+    loaded = load_campaign(tmp_path / "merged" / "c")
+    assert loaded.problems == [] and list(loaded.runs.status) == ["done"] * 4
+
+
+def test_shares_that_booted_other_kernels_are_not_merged(bench, tmp_path):
+    bench.guest("swap-verify", "clean")
+    conf = bench.campaign(TWO_CONFIGURATIONS)
+    run_share(bench, conf, "1/2", tmp_path / "host1")
+    kernel_json = Path(bench.env["VB_INPUTS"]) / "kernels" / "vswap" / "kernel.json"
+    kernel_json.write_text(json.dumps({"schema": 1, "kernel_id": "rebuilt"}))
+    run_share(bench, conf, "2/2", tmp_path / "host2")
+    merged = merge(tmp_path / "merged", tmp_path / "host1" / "c", tmp_path / "host2" / "c")
+    assert merged.returncode == 64 and "kernel vswap differ" in merged.stderr, merged.stderr
+    assert not (tmp_path / "merged").exists()
