@@ -70,7 +70,7 @@ for p in "${patches[@]}"; do patch_ids+=("$(basename "$p"):$(sha256_of "$p")"); 
 gcc_version=$(gcc --version | head -n1)
 input_id=$(sha256_str "$src_id ${patch_ids[*]} $(cat "${fragments[@]}") $gcc_version $flavour")
 
-if [ -f "$kdir/kernel.json" ] && [ -f "$kdir/bzImage" ] && grep -q "\"input_id\": \"$input_id\"" "$kdir/kernel.json"; then
+if [ -f "$kdir/bzImage" ] && [ "$(json_string_field "$kdir/kernel.json" input_id)" = "$input_id" ]; then
 	log "$name kernel is up to date ($kdir)"
 	exit 0
 fi
@@ -125,25 +125,12 @@ cp "$obj/arch/x86/boot/bzImage" "$kdir/bzImage"
 cp "$obj/.config" "$kdir/config"
 
 config_sha=$(sha256_of "$obj/.config")
-patch_json=$(for id in "${patch_ids[@]}"; do printf '%s\n' "$(json_str "$id")"; done | paste -sd, -)
 kernel_id=$(sha256_str "$kver ${patch_ids[*]} $config_sha $gcc_version")
-write_atomic "$kdir/kernel.json" <<JSON
-{
-  "schema": 1,
-  "name": $(json_str "$name"),
-  "variant": $(json_str "$variant"),
-  "flavour": $(json_str "$flavour"),
-  "kernel_id": "${kernel_id:0:16}",
-  "input_id": "$input_id",
-  "base_version": $(json_str "$kver"),
-  "source": $(json_str "$KERNEL_SRC"),
-  "source_id": $(json_str "$src_id"),
-  "patches": [${patch_json}],
-  "config_sha256": "$config_sha",
-  "gcc_version": $(json_str "$gcc_version"),
-  "ccache": $(command -v ccache >/dev/null && echo true || echo false),
-  "build_seconds": $build_seconds,
-  "built_at": "$(date -u +%FT%TZ)"
-}
-JSON
+patch_fields=(patches:=[])
+for id in "${patch_ids[@]}"; do patch_fields+=("patches+=$id"); done
+vswap_bench write-record "$kdir/kernel.json" name="$name" variant="$variant" flavour="$flavour" \
+	kernel_id="${kernel_id:0:16}" input_id="$input_id" base_version="$kver" source="$KERNEL_SRC" \
+	source_id="$src_id" "${patch_fields[@]}" config_sha256="$config_sha" gcc_version="$gcc_version" \
+	ccache:="$(command -v ccache >/dev/null && echo true || echo false)" build_seconds:="$build_seconds" \
+	built_at="$(date -u +%FT%TZ)" || die "cannot write $kdir/kernel.json"
 log "$name kernel built in ${build_seconds}s: $kdir/bzImage (kernel_id ${kernel_id:0:16})"

@@ -24,14 +24,6 @@ sha256_str() { printf '%s' "$1" | sha256sum | awk '{print $1}'; }
 # empty if absent or unreadable.
 json_string_field() { vswap_bench field "$1" "$2" 2>/dev/null; }
 
-# json_str VALUE: VALUE as a JSON string literal.
-json_str() {
-	local s=$1
-	s=${s//\\/\\\\}; s=${s//\"/\\\"}
-	s=${s//$'\n'/\\n}; s=${s//$'\t'/\\t}; s=${s//$'\r'/}
-	printf '"%s"' "$s"
-}
-
 # write_atomic FILE: stdin to FILE through a temporary in the same directory,
 # so a reader never sees a half-written file.
 write_atomic() {

@@ -17,6 +17,9 @@
   pin-image GUEST_JSON INPUTS_DIR             hard-link (or copy) the guest image into INPUTS_DIR with a
                                                guest.json naming it there
   merge DEST SHARE_DIR...                      gather the shares of one campaign (run.sh --shard) into DEST
+  write-record JSON_FILE KEY=STRING|KEY:=JSON|KEY+=STRING ...
+                                               write a record (kernel.json, guest.json) atomically, with
+                                               the schema: a string, a JSON value, an item of a list
   field JSON_FILE KEY                          the string value of KEY in a JSON object ("" if none)
   status RUN_DIR STARTED STATUS REASON         write status.json
   final-status RUN_DIR STARTED REASON          status.json from qemu.json's outcome, or failed-infra
@@ -109,6 +112,12 @@ def merge(arguments):
     print(f"merged {len(arguments) - 1} shares into {arguments[0]}: {ran} of {len(origin)} runs ran")
 
 
+def write_record(arguments):
+    if not arguments:
+        raise UsageError("usage: write-record JSON_FILE KEY=STRING|KEY:=JSON|KEY+=STRING ...")
+    record.write_json(Path(arguments[0]), record.parse_fields(arguments[1:]))
+
+
 def field(arguments):
     if len(arguments) != 2:
         raise UsageError("usage: field JSON_FILE KEY")
@@ -132,7 +141,7 @@ def final_status(arguments):
 
 
 COMMANDS = {"plan": plan, "params": params, "progress": progress, "run-record": run_record, "collect": collect,
-            "pin-image": pin_image, "field": field, "merge": merge, "status": status, "final-status": final_status}
+            "pin-image": pin_image, "field": field, "write-record": write_record, "merge": merge, "status": status, "final-status": final_status}
 
 
 def main(argv) -> int:

@@ -6,9 +6,14 @@ read-only directory) the temporary is removed and the old file, if any, is left 
 """
 import json
 import os
+import re
 from pathlib import Path
 
+from .settings import UsageError
+
 SCHEMA = 1
+# An argument of parse_fields.
+FIELD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(:=|\+=|=)(.*)", re.S)
 
 
 class RecordError(Exception):
@@ -44,4 +49,25 @@ def read_json(path: Path) -> dict:
         raise RecordError(f"{path}: expected a JSON object, found {type(document).__name__}")
     if document.get("schema", SCHEMA) != SCHEMA:
         raise RecordError(f"{path}: schema {document['schema']!r}, this harness reads {SCHEMA}")
+    return document
+
+
+def parse_fields(arguments: list[str]) -> dict:
+    """KEY=STRING, KEY:=JSON (a number, true, a list...) and KEY+=STRING (appended to the list KEY) as a
+    document, in the order given: the shell's builders describe their records so, and never write JSON."""
+    document = {}
+    for argument in arguments:
+        match = FIELD.fullmatch(argument)
+        if not match:
+            raise UsageError(f"'{argument}' is not KEY=STRING, KEY:=JSON or KEY+=STRING")
+        key, operator, value = match.groups()
+        if operator == ":=":
+            try:
+                document[key] = json.loads(value)
+            except json.JSONDecodeError as error:
+                raise UsageError(f"{key}:= needs a JSON value, not {value!r}: {error}") from None
+        elif operator == "+=":
+            document.setdefault(key, []).append(value)
+        else:
+            document[key] = value
     return document

@@ -92,3 +92,15 @@ def test_a_document_of_another_schema_is_refused(tmp_path):
     (tmp_path / "x.json").write_text('{"schema": 2}')
     with pytest.raises(record.RecordError, match="schema 2"):
         record.read_json(tmp_path / "x.json")
+
+
+def test_a_record_is_described_field_by_field(tmp_path):
+    fields = ["name=vswap", "patches:=[]", "patches+=0001-a.patch:ab", "patches+=0002-b.patch:cd", "ccache:=true",
+              "build_seconds:=612", "source=/a b&c \"quoted\"", "note=x=y"]
+    assert record.parse_fields(fields) == {"name": "vswap", "patches": ["0001-a.patch:ab", "0002-b.patch:cd"],
+                                           "ccache": True, "build_seconds": 612, "source": '/a b&c "quoted"',
+                                           "note": "x=y"}
+    with pytest.raises(settings.UsageError, match="JSON value"):
+        record.parse_fields(["size_mb:=12M"])
+    with pytest.raises(settings.UsageError, match="not KEY=STRING"):
+        record.parse_fields(["=5"])
