@@ -46,9 +46,16 @@ elif [ -f "$KERNEL_SRC" ]; then
 	flock 8
 	if [ ! -f "$pristine/.vb-extracted" ]; then
 		log "extracting $KERNEL_SRC into $pristine"
-		rm -rf "$pristine" && mkdir -p "$pristine"
-		tar -xf "$KERNEL_SRC" -C "$pristine" --strip-components=1
-		touch "$pristine/.vb-extracted"
+		# Into a hidden scratch folder first (the tree is looked up as
+		# src/linux-source-6.12-*): a tarball that is cut short must leave no
+		# partial tree behind.
+		partial=$BUILD_DIR/src/.partial-${pristine##*/}
+		rm -rf "$pristine" "$partial" && mkdir -p "$partial"
+		if ! tar -xf "$KERNEL_SRC" -C "$partial" --strip-components=1; then
+			rm -rf "$partial"
+			die "cannot extract $KERNEL_SRC (see tar's message above)"
+		fi
+		touch "$partial/.vb-extracted" && mv "$partial" "$pristine"
 	fi
 	exec 8>&-
 else

@@ -42,3 +42,20 @@ def test_a_series_that_cannot_give_the_vswap_kernel_stops_the_build(build, tmp_p
     assert done.returncode != 0
     assert message in done.stderr, done.stderr
     assert "preparing vswap source tree" not in done.stderr
+
+
+def test_a_truncated_source_tarball_leaves_no_partial_tree(tmp_path):
+    tree = tmp_path / "linux-source-6.12"
+    (tree / "mm").mkdir(parents=True)
+    (tree / "Makefile").write_text("kernelversion:\n\t@echo 6.12.0\n")
+    (tree / "mm" / "filler").write_bytes(os.urandom(1 << 20))
+    tarball = tmp_path / "linux-source-6.12.tar.xz"
+    subprocess.run(["tar", "-cJf", tarball, "-C", tmp_path, tree.name], check=True)
+    tarball.write_bytes(tarball.read_bytes()[: tarball.stat().st_size // 2])
+    build = tmp_path / "build"
+    env = {**os.environ, "KERNEL_SRC": str(tarball), "BUILD_DIR": str(build)}
+    done = subprocess.run([TOP / "harness" / "build-kernel.sh", "baseline"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode != 0
+    assert "cannot extract" in done.stderr, done.stderr
+    assert [path.name for path in (build / "src").iterdir() if not path.name.startswith(".")] == []
