@@ -3,8 +3,8 @@
 
 VB_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Absolute: they end up in files that run elsewhere (reproduce.sh, spec).
-BUILD_DIR=$(realpath -m "${BUILD_DIR:-$VB_TOP/build}")
-RESULTS_DIR=$(realpath -m "${RESULTS_DIR:-$VB_TOP/results}")
+BUILD_DIR=$(realpath -ms "${BUILD_DIR:-$VB_TOP/build}")
+RESULTS_DIR=$(realpath -ms "${RESULTS_DIR:-$VB_TOP/results}")
 KERNEL_SRC=${KERNEL_SRC:-/usr/src/linux-source-6.12.tar.xz}
 PATCHES=${PATCHES:-$VB_TOP/kernel-patches/6.12}
 

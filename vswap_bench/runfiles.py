@@ -139,7 +139,7 @@ def pin_image(guest_json: Path, inputs: Path):
     except (OSError, KeyError) as error:
         pinned.unlink(missing_ok=True)
         raise record.RecordError(f"cannot pin the guest image of {guest_json}: {error}") from None
-    record.write_json(inputs / "guest.json", {**guest, "image": str(pinned.resolve())})
+    record.write_json(inputs / "guest.json", {**guest, "image": os.path.abspath(pinned)})
 
 
 def string_field(path: Path, key: str) -> str:
