@@ -67,7 +67,10 @@ base_cmd() { # base_cmd SPEC SERIAL CHANNEL [SWAPDISK]
 		-fw_cfg "name=opt/vswap-bench/spec,file=$1"
 		-display none -no-reboot -nodefaults
 		-serial "file:$2" -serial "file:$3")
-	[ -n "${4:-}" ] && cmd+=(-drive "file=$4,format=raw,if=virtio,cache=none")
+	# werror=report: a write the host cannot make (its disk is full) is an
+	# I/O error in the guest, which the outcome names, not a paused guest
+	# that waits for the run's timeout.
+	[ -n "${4:-}" ] && cmd+=(-drive "file=$4,format=raw,if=virtio,cache=none,werror=report")
 	printf '%s\n' "${cmd[@]}"
 }
 

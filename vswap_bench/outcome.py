@@ -15,6 +15,9 @@ from .status import Status
 
 # The kernel-log lines that mean the guest kernel crashed.
 CRASH_PATTERN = re.compile(r"Kernel panic - not syncing|Oops: |BUG: |general protection fault|kernel BUG at")
+# The swap disk failing writes (mm/page_io.c): with werror=report (harness/qemu-run.sh) that is what the
+# host's disk running full looks like from the guest.  The measurement is then not of the kernel.
+SWAP_WRITE_ERROR = re.compile(r"Write-error on swap-device")
 # A WARN_ON: counted in qemu.json, not a crash.
 WARNING_PATTERN = re.compile(r"WARNING: CPU:")
 # printk's "[    1.234567] " time stamp.
@@ -60,9 +63,10 @@ class GuestEnd:
     qemu_stderr: str = ""
 
 
-def first_crash_line(serial: str):
+def first_line(pattern: re.Pattern, serial: str):
+    """The first console line PATTERN matches, without its time stamp; None if none does."""
     for line in serial.splitlines():
-        if CRASH_PATTERN.search(line):
+        if pattern.search(line):
             return TIMESTAMP.sub("", line).strip()
     return None
 
@@ -75,9 +79,13 @@ def decide(end: GuestEnd) -> tuple[Status, str]:
         return Status.INTERRUPTED, "stopped by a signal to the runner"
     if end.qemu_exit in TIMEOUT_EXITS:
         return Status.TIMEOUT, f"no power-off within {end.timeout_s}s"
-    crash = first_crash_line(end.serial)
+    crash = first_line(CRASH_PATTERN, end.serial)
     if crash:
         return Status.KERNEL_CRASH, crash
+    swap_error = first_line(SWAP_WRITE_ERROR, end.serial)
+    if swap_error:
+        return Status.FAILED_INFRA, (f"the swap disk (vdb) failed writes: {swap_error} (is the host's disk "
+                                     f"holding the run folder full?)")
     for name, status in (("workload-timeout", Status.TIMEOUT), ("unsupported", Status.UNSUPPORTED),
                          ("infra", Status.FAILED_INFRA)):
         if name in records:
