@@ -15,10 +15,11 @@ from .status import Status
 
 # The kernel-log lines that mean the guest kernel crashed.
 CRASH_PATTERN = re.compile(r"Kernel panic - not syncing|Oops: |BUG: |general protection fault|kernel BUG at")
-# The swap disk's device failing a write (block/blk-core.c's report of a request QEMU completed with an
-# error): with werror=report (harness/qemu-run.sh) that is the host's disk running full, seen from the
-# guest, and the measurement is not of the kernel.  A kernel that writes where it must not gets no such
-# line (its bio fails before reaching the device), so this never hides a kernel bug.
+# The swap disk's device failing a write (blk_print_req_error in block/blk-mq.c: a request QEMU completed
+# with an error): with werror=report (harness/qemu-run.sh) that is the host's disk running full, seen from
+# the guest, and the measurement is not of the kernel.  A kernel that writes where it must not gets no such
+# line (its bio fails in block/blk-core.c's end-of-device check, before the device), so this never hides a
+# kernel bug.
 SWAP_WRITE_ERROR = re.compile(r"I/O error, dev vdb, sector \d+ op 0x1:\(WRITE\)")
 # A WARN_ON: counted in qemu.json, not a crash.
 WARNING_PATTERN = re.compile(r"WARNING: CPU:")
