@@ -72,8 +72,8 @@ def _add_axis(campaign: Campaign, axis: Setting):
     values = axis.value.split()
     if axis.key in COUNTS or not values:
         raise UsageError(f"{axis.origin}: 'axis {axis.key}' needs a setting and at least one value")
-    scope = axis.key.partition(".")[0] if "." in axis.key else None
-    if scope is not None and scope not in workload_names():
+    scope = axis.key.rpartition(".")[0]
+    if scope and scope not in workload_names():
         raise UsageError(f"{axis.origin}: an axis can only be scoped by a workload, not '{scope}'")
     for value in values:
         if values.count(value) > 1:
@@ -134,7 +134,7 @@ class _Planner:
         for key, values in self.campaign.axes.items():
             if key == "kernel":
                 continue
-            scope = key.partition(".")[0] if "." in key else None
+            scope = key.rpartition(".")[0] or None
             expanded = []
             for combo in combos:
                 if scope is None or scope == self.workload_of(combo).value:
@@ -145,8 +145,7 @@ class _Planner:
         return combos
 
     def scoped(self, scope: str) -> list[Setting]:
-        return [_unscoped(s) for key, s in self.campaign.settings.items() if key.partition(".")[0] == scope
-                and "." in key]
+        return [_unscoped(s) for key, s in self.campaign.settings.items() if key.rpartition(".")[0] == scope]
 
     def run(self, combo: list[Setting], kernel: Setting, repetition: int, warmup: bool) -> RunSpec:
         workload = self.workload_of(combo)

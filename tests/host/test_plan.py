@@ -100,3 +100,18 @@ def test_runs_differing_only_in_vcpus_are_two_configurations(tmp_path):
     done, out = plan(tmp_path, BASE + "axis vcpus = 1 2\n")
     assert done.returncode == 0, done.stderr
     assert len({run_id.rpartition("-")[2] for run_id in plan_ids(out)}) == 2
+
+
+@pytest.mark.parametrize("conf", sorted(TOP.glob("campaigns/*.conf")) + sorted(TOP.glob("tests/campaigns/*.conf")),
+                         ids=lambda path: path.stem)
+def test_every_shipped_campaign_plans(tmp_path, conf):
+    done = subprocess.run([TOP / "harness" / "plan.sh", conf, tmp_path / "out"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) == len(plan_ids(tmp_path / "out")) > 0
+
+
+def test_run_ids_are_those_of_the_shell_planner(tmp_path):
+    # The first-look campaign as harness/plan.sh planned it before vswap_bench: --resume keeps working.
+    done, out = plan(tmp_path, (TOP / "campaigns" / "first-look.conf").read_text())
+    assert plan_ids(out) == ["swap-verify-zswap-baseline-r1-e1a50703", "swap-verify-zswap-vswap-r1-e1a50703",
+                             "swap-verify-disk-baseline-r1-6755b52b", "swap-verify-disk-vswap-r1-6755b52b"]
