@@ -59,6 +59,17 @@ class Bench:
         return subprocess.run([TOP / "run.sh", *map(str, arguments)], env=self.env, capture_output=True,
                               text=True, timeout=300)
 
+    def run_on_tmpfs(self, options: str, *arguments) -> subprocess.CompletedProcess:
+        """./run.sh with the results on a tmpfs mounted with OPTIONS, in a mount namespace of its own (the
+        tmpfs goes away with it); the test is skipped where it cannot mount one (not root)."""
+        self.results.mkdir()
+        mount = ["unshare", "-m", "sh", "-c", f'mount -t tmpfs -o {options} tmpfs "{self.results}" && exec "$0" "$@"']
+        probe = subprocess.run(mount + ["true"], capture_output=True, text=True)
+        if probe.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here (needs root): {probe.stderr.strip()}")
+        return subprocess.run(mount + [TOP / "run.sh", *map(str, arguments)], env=self.env, capture_output=True,
+                              text=True, timeout=300)
+
     def statuses(self) -> dict:
         out = self.results / "c"
         return {run_id: json.loads((out / "runs" / run_id / "status.json").read_text())["status"]
@@ -147,13 +158,7 @@ def test_a_full_results_disk_stops_the_campaign_cleanly(bench):
     serial = bench.guests / "swap-verify" / "serial.log"
     serial.write_text(serial.read_text() + "[   5.000000] a long console line\n" * 20000)
     conf = bench.campaign("axis kernel = baseline vswap\nworkload = swap-verify\ntimeout = 90\n")
-    bench.results.mkdir()
-    # A mount namespace of its own: the tmpfs goes away with the run.
-    mount = ["unshare", "-m", "sh", "-c", f'mount -t tmpfs -o size=256k tmpfs "{bench.results}" && exec "$0" "$@"']
-    probe = subprocess.run(mount + ["true"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (needs root): {probe.stderr.strip()}")
-    done = subprocess.run(mount + [TOP / "run.sh", conf], env=bench.env, capture_output=True, text=True, timeout=300)
+    done = bench.run_on_tmpfs("size=256k", conf)
     assert done.returncode != 0
     assert "No space left on device" in done.stderr and "stopping the campaign" in done.stderr, done.stderr
     assert "run 2/2" not in done.stderr, "the campaign went on"
@@ -228,3 +233,12 @@ def test_shares_that_booted_other_kernels_are_not_merged(bench, tmp_path):
     merged = merge(tmp_path / "merged", tmp_path / "host1" / "c", tmp_path / "host2" / "c")
     assert merged.returncode == 64 and "kernel vswap differ" in merged.stderr, merged.stderr
     assert not (tmp_path / "merged").exists()
+
+
+def test_a_read_only_results_dir_is_refused_before_anything_runs(bench):
+    bench.guest("swap-verify", "clean")
+    conf = bench.campaign("kernel = baseline\nworkload = swap-verify\ntimeout = 90\n")
+    done = bench.run_on_tmpfs("ro,size=64k", conf)
+    assert done.returncode != 0
+    assert f"cannot write in {bench.results}" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and "run 1/1" not in done.stderr
