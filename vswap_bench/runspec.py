@@ -3,8 +3,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .settings import (CHECKS, PLAN_KEYS, Setting, UsageError, check_value, is_setting_key, read_settings,
-                       size_bytes, workload_defaults)
+from .settings import (CHECKS, PLAN_KEYS, ZRAM_COMPRESSORS, Setting, UsageError, check_value, is_setting_key,
+                       read_settings, size_bytes, workload_defaults)
 
 # Settings added after campaigns were first planned, at the value that does what every run did before they
 # existed.  They stay out of the configuration hash at that value, so a campaign planned before them
@@ -63,6 +63,10 @@ class RunSpec:
             problem = check_value(key, setting.value, defaults[key])
             if problem:
                 raise UsageError(f"{setting.origin}: {key}={setting.value!r} {problem}")
+        compressor = self.settings["zswap_compressor"]
+        if self["backend"] == "zram" and compressor.value not in ZRAM_COMPRESSORS:
+            raise UsageError(f"{compressor.origin}: backend=zram compresses with zswap_compressor, and the guest "
+                             f"kernels' zram has only {' '.join(ZRAM_COMPRESSORS)}, not {compressor.value}")
         memory_max = self.settings["memory_max"]
         # Under global pressure memory_max is what the guest leaves free for the workload
         # (harness/defaults.conf): it must be a size.

@@ -21,6 +21,9 @@ KERNEL_VARIANTS = tuple(f"{variant}{flavour}" for flavour in ("", "-debug", "-ka
 # The compressors the guest kernels have (kernel-patches/configs/guest.config: CRYPTO_LZO gives lzo and
 # lzo-rle, CRYPTO_LZ4 lz4); zram takes the same names.
 COMPRESSORS = ("lzo", "lzo-rle", "lz4")
+# zram has backends of its own: the guest kernels build only CONFIG_ZRAM_BACKEND_LZO (lzo and lzo-rle), and
+# zram keeps lzo-rle when it is given another name.
+ZRAM_COMPRESSORS = ("lzo", "lzo-rle")
 # tinyconfig with SMP leaves CONFIG_NR_CPUS at its x86_64 default: a guest never sees more CPUs than this.
 MAX_VCPUS = 64
 # Below this a memory.max OOM-kills the workload's own shell before the workload has started.

@@ -115,3 +115,10 @@ def test_run_ids_are_those_of_the_shell_planner(tmp_path):
     done, out = plan(tmp_path, (TOP / "campaigns" / "first-look.conf").read_text())
     assert plan_ids(out) == ["swap-verify-zswap-baseline-r1-e1a50703", "swap-verify-zswap-vswap-r1-e1a50703",
                              "swap-verify-disk-baseline-r1-6755b52b", "swap-verify-disk-vswap-r1-6755b52b"]
+
+
+def test_zram_with_a_compressor_its_backends_lack_is_refused(tmp_path):
+    # zram would refuse lz4 and run on lzo-rle while run.json said lz4.
+    done, out = plan(tmp_path, "workload = swap-verify\nbackend = zram\nzswap_compressor = lz4\n")
+    assert done.returncode == USAGE and "c.conf:3" in done.stderr and "zram" in done.stderr, done.stderr
+    assert not (out / "runs").exists()
