@@ -42,10 +42,13 @@ VB_INTERRUPTED=0
 forward_signals() {
 	local child rc
 	# A child that outlived a runner killed outright (kill -9) would go on
-	# with nobody waiting for it: it gets TERM when its parent dies.
-	setpriv --pdeathsig TERM "$@" &
+	# with nobody waiting for it: it gets TERM when its parent dies.  It runs
+	# in a process group of its own, which the signal stops whole: whatever
+	# it started that does not pass signals on (a workload's prepare script
+	# and its make) stops with it.
+	setpriv --pdeathsig TERM setsid "$@" &
 	child=$!
-	trap 'VB_INTERRUPTED=1; kill -TERM $child 2>/dev/null' INT TERM HUP
+	trap 'VB_INTERRUPTED=1; kill -TERM -- -$child 2>/dev/null' INT TERM HUP
 	while :; do
 		wait "$child"
 		rc=$?
