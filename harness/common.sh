@@ -45,7 +45,9 @@ forward_signals() {
 	# with nobody waiting for it: it gets TERM when its parent dies.  It runs
 	# in a process group of its own, which the signal stops whole: whatever
 	# it started that does not pass signals on (a workload's prepare script
-	# and its make) stops with it.
+	# and its make) stops with it.  (setsid keeps the child's pid because a
+	# script's background child is no group leader: scripts have no job
+	# control.)
 	setpriv --pdeathsig TERM setsid "$@" &
 	child=$!
 	trap 'VB_INTERRUPTED=1; kill -TERM -- -$child 2>/dev/null' INT TERM HUP
