@@ -7,6 +7,10 @@ CFLAGS ?= -O2 -g -Wall -Wextra -Werror
 PYTHON ?= /usr/bin/python3
 
 GUEST_BIN_DIR := $(BUILD_DIR)/guest-bin
+# The guest binaries go into the image and its id: -g must not embed this
+# checkout's path, or two checkouts sharing BUILD_DIR rebuild each other's
+# binaries into other bytes, another image id, and delete each other's image.
+REPRODUCIBLE := -ffile-prefix-map=$(CURDIR)=.
 HOST_TEST_DIR := $(BUILD_DIR)/host-tests
 WORKLOAD_LIB := $(wildcard workloads/lib/*.c)
 # workloads/NAME/NAME.c is the in-guest binary NAME.
@@ -60,7 +64,7 @@ guest-bin: $(GUEST_BINS)
 .SECONDEXPANSION:
 $(GUEST_BIN_DIR)/%: $$(wildcard workloads/%/*.c) $(WORKLOAD_LIB) $(wildcard workloads/lib/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Iworkloads/lib -o $@ $(filter %.c,$^)
+	$(CC) $(CFLAGS) $(REPRODUCIBLE) -Iworkloads/lib -o $@ $(filter %.c,$^)
 
 image: guest-bin
 	harness/setup.sh --check
@@ -73,6 +77,7 @@ $(HOST_TEST_DIR)/%: tests/unit/%.c $(WORKLOAD_LIB) $(wildcard workloads/lib/*.h)
 unit-test: $(UNIT_TESTS) guest-bin
 	tests/run-unit.sh $(UNIT_TESTS)
 	$(PYTHON) -m pytest -q analysis/tests
+	$(PYTHON) -m pytest -q -p no:cacheprovider tests/host
 
 integration-test: kernels image
 	tests/integration.sh

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# run.sh [CAMPAIGN] [key=value ...] [--dry-run] [--resume]
+# run.sh [CAMPAIGN] [key=value ...] [--dry-run] [--resume] [--shard K/N]
 #
 # The main job: plans CAMPAIGN (a file, or a name in campaigns/; default
 # "standard", 75 min under TCG on 2 cores; "first-look" takes minutes), builds
 # the kernels and the guest image it needs, runs every run in a fresh guest
 # and writes results/<campaign>/.  --dry-run prints the plan only; --resume
 # keeps finished runs and retries infrastructure failures and timeouts once.
+# --shard K/N runs only this host's share K of N (whole configurations); the
+# shares' folders merge into one with python3 -m vswap_bench merge.
 # Exit 0 when every run is done (or unsupported by its kernel), 1 otherwise,
 # 130 when interrupted (the run in progress is stopped and left to --resume).
 # The body is one brace group, so bash reads the whole file before running
@@ -13,18 +15,19 @@
 {
 set -uo pipefail
 . "$(dirname "$0")/harness/common.sh"
-. "$VB_TOP/harness/params.sh"
 
-campaign=standard dry_run=0 resume=0 overrides=()
-for arg in "$@"; do
-	case $arg in
+campaign=standard dry_run=0 resume=0 overrides=() shard=()
+while [ $# -gt 0 ]; do
+	case $1 in
 	--dry-run) dry_run=1 ;;
 	--resume) resume=1 ;;
-	--help|-h) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	-*) die "unknown option '$arg' (--dry-run, --resume)" ;;
-	*=*) overrides+=("$arg") ;;
-	*) campaign=$arg ;;
+	--shard) [ $# -ge 2 ] || die "--shard needs K/N"; shard=(--shard "$2"); shift ;;
+	--help|-h) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-*) die "unknown option '$1' (--dry-run, --resume, --shard K/N)" ;;
+	*=*) overrides+=("$1") ;;
+	*) campaign=$1 ;;
 	esac
+	shift
 done
 file=$campaign
 [ -f "$file" ] || file=$VB_TOP/campaigns/$campaign.conf
@@ -33,6 +36,13 @@ name=$(basename "$file" .conf)
 out=$RESULTS_DIR/$name
 
 "$VB_TOP/harness/setup.sh" --check || exit 1
+if [ $dry_run = 0 ]; then
+	# One run.sh per campaign: a second would move the first one's results
+	# aside or run its runs twice.  The lock is beside the campaign folder,
+	# which may be moved aside below, and is not passed on to the runs.
+	mkdir -p "$RESULTS_DIR" && exec 9>"$RESULTS_DIR/.$name.lock" || die "cannot write in $RESULTS_DIR"
+	flock -n 9 || die "campaign $name ($out) is being run by another run.sh; wait for it, or stop it and use --resume"
+fi
 if compgen -G "$out/runs/*/status.json" >/dev/null && [ $resume = 0 ] && [ $dry_run = 0 ]; then
 	stamp=$(date +%Y%m%d-%H%M%S)
 	log "moving the previous $out aside to $out.$stamp (use --resume to continue it)"
@@ -43,56 +53,33 @@ fi
 plan_out=$out
 if [ $dry_run = 1 ]; then plan_out=$(mktemp -d) && trap 'rm -rf "$plan_out"' EXIT; fi
 nruns=$("$VB_TOP/harness/plan.sh" "$file" "$plan_out" "${overrides[@]}") || exit 1
-mapfile -t plan <"$plan_out/plan"
 
-kernels_needed=$(for id in "${plan[@]}"; do sed -n 's/^kernel=//p' "$plan_out/runs/$id/params"; done | sort -u)
-# past_seconds: "workload config-hash seconds" for every finished run under
-# RESULTS_DIR and under build/test-results (where make test runs its
-# campaigns), the measure the estimates below are made from.  The config hash
-# is the run id's last part: the same on every kernel and repetition.
-past_seconds() {
-	local root st id roots=("$RESULTS_DIR")
+# read_progress: every planned run's kernel, workload, backend, repetition,
+# status, whether it is finished and its estimated seconds (and from what:
+# its configuration's finished runs, its workload's or its timeout), in plan
+# order (this host's share of it with --shard), from vswap_bench (progress.py).  Finished runs are looked for under
+# RESULTS_DIR and build/test-results, where make test runs its campaigns.
+read_progress() {
+	local roots=("$RESULTS_DIR") id k w b r s f e by lines
 	[ "$BUILD_DIR/test-results" -ef "$RESULTS_DIR" ] || roots+=("$BUILD_DIR/test-results")
-	for root in "${roots[@]}"; do
-		for st in "$root"/*/runs/*/status.json; do
-			grep -q '"status": "done"' "$st" 2>/dev/null || continue
-			id=${st%/status.json}; id=${id##*/}
-			printf '%s %s %s\n' "$(sed -n 's/^workload=//p' "${st%/*}/params")" "${id##*-}" \
-				"$(sed -n 's/.*"host_seconds": \([0-9.]*\).*/\1/p' "$st")"
-		done
-	done
+	lines=$(vswap_bench progress "${shard[@]}" "$plan_out" "${roots[@]}") || die "cannot read the plan in $plan_out"
+	plan=() run_kernel=() run_workload=() run_backend=() run_rep=() run_status=() run_finished=() run_est=() run_est_by=()
+	while read -r id k w b r s f e by; do
+		plan+=("$id") run_kernel+=("$k") run_workload+=("$w") run_backend+=("$b") run_rep+=("$r")
+		run_status+=("$s") run_finished+=("$f") run_est+=("$e") run_est_by+=("$by")
+	done <<<"$lines"
 }
+read_progress
+kernels_needed=$(printf '%s\n' "${run_kernel[@]}" | sort -u)
 hms() { printf '%dh%02dm' $(($1 / 3600)) $(($1 % 3600 / 60)); }
-
-# estimate ID: sets est to the seconds run ID is expected to take and est_by
-# to where that came from: the mean of finished runs of its configuration,
-# else of its workload (other sizes: rougher), else its timeout.  Reads the
-# run's params into P.
-declare -A mean_s=()
-load_estimates() {
-	local key s
-	mean_s=()
-	while read -r key s; do mean_s[$key]=$s; done < <(past_seconds |
-		awk '$3 != "" { n[$1]++; t[$1] += $3; n["@" $2]++; t["@" $2] += $3 }
-		     END { for (k in n) printf "%s %d\n", k, t[k] / n[k] }')
-}
-estimate() {
-	params_read "$plan_out/runs/$1/params"
-	if est=${mean_s[@${1##*-}]:-} && [ -n "$est" ]; then est_by=config
-	elif est=${mean_s[${P[workload]}]:-} && [ -n "$est" ]; then est_by=workload
-	else est=${P[timeout]} est_by=timeout
-	fi
-}
-load_estimates
 
 if [ $dry_run = 1 ]; then
 	total=0 same=0 workload=0 guessed=0
 	printf '%-60s %-10s %-12s %-10s %s\n' RUN KERNEL WORKLOAD BACKEND EST
-	for id in "${plan[@]}"; do
-		estimate "$id"
-		case $est_by in config) same=$((same + 1)) ;; workload) workload=$((workload + 1)) ;; *) guessed=$((guessed + 1)) ;; esac
-		total=$((total + est))
-		printf '%-60s %-10s %-12s %-10s %ss\n' "$id" "${P[kernel]}" "${P[workload]}" "${P[backend]}" "$est"
+	for i in "${!plan[@]}"; do
+		case ${run_est_by[i]} in config) same=$((same + 1)) ;; workload) workload=$((workload + 1)) ;; *) guessed=$((guessed + 1)) ;; esac
+		total=$((total + run_est[i]))
+		printf '%-60s %-10s %-12s %-10s %ss\n' "${plan[i]}" "${run_kernel[i]}" "${run_workload[i]}" "${run_backend[i]}" "${run_est[i]}"
 	done
 	echo "$nruns runs; kernels: $(echo $kernels_needed); estimated $(hms $total) under this host's accelerator" \
 		"from finished runs in $RESULTS_DIR and $BUILD_DIR/test-results: $same runs by their configuration's" \
@@ -100,15 +87,20 @@ if [ $dry_run = 1 ]; then
 	exit 0
 fi
 
-for k in $kernels_needed; do
-	# The -debug kernels add kernel-patches/configs/debug.config (make
-	# kernels-debug), the -kasan ones kasan.config as well.
-	case $k in
-	baseline|vswap|baseline-debug|vswap-debug|baseline-kasan|vswap-kasan)
-		make -s -C "$VB_TOP" "kernel-$k" || die "building the $k kernel failed" ;;
-	esac
-done
-make -s -C "$VB_TOP" image || die "building the guest image failed"
+# VB_INPUTS=DIR boots the kernels and the image of DIR, laid out as a
+# campaign's inputs/ (kernels/NAME/{bzImage,kernel.json}, guest.json), instead
+# of building them here: another host's, or a test's.
+if [ -n "${VB_INPUTS:-}" ]; then
+	kernels_from=$VB_INPUTS/kernels image_from=$VB_INPUTS/guest.json
+else
+	kernels_from=$BUILD_DIR/kernels image_from=$BUILD_DIR/image/guest.json
+	# The planner accepts only the kernels make builds (kernel-NAME; the
+	# -debug ones add kernel-patches/configs/debug.config, -kasan kasan.config).
+	for k in $kernels_needed; do
+		make -s -C "$VB_TOP" "kernel-$k" || die "building the $k kernel failed"
+	done
+	make -s -C "$VB_TOP" image || die "building the guest image failed"
+fi
 
 # The kernels and the image in build/ follow the checkout: a test, another
 # campaign or an edit of the series or of a workload rebuilds them, and a
@@ -116,70 +108,68 @@ make -s -C "$VB_TOP" image || die "building the guest image failed"
 # kept with it, in results/<campaign>/inputs/ (the image hard-linked when it
 # can be), and a resumed campaign boots the same ones again.
 pin_inputs() {
-	local dst=$out/inputs k image
+	local dst=$out/inputs k
 	if [ $resume = 1 ] && [ -f "$dst/guest.json" ]; then
 		log "resuming with the campaign's own kernels and image ($dst)"
 	else
 		rm -rf "$dst" && mkdir -p "$dst/kernels" || die "cannot create $dst"
-		image=$(json_string_field "$BUILD_DIR/image/guest.json" image)
-		ln -f "$image" "$dst/guest.ext4" 2>/dev/null || cp "$image" "$dst/guest.ext4" ||
-			die "cannot copy the guest image into $dst"
-		sed "s|\"image\": \".*\"|\"image\": \"$dst/guest.ext4\"|" "$BUILD_DIR/image/guest.json" >"$dst/guest.json"
+		vswap_bench pin-image "$image_from" "$dst" || die "cannot copy the guest image into $dst"
 	fi
 	for k in $kernels_needed; do
 		[ -f "$dst/kernels/$k/bzImage" ] && continue
 		mkdir -p "$dst/kernels/$k" &&
-			cp "$BUILD_DIR/kernels/$k/bzImage" "$BUILD_DIR/kernels/$k/kernel.json" "$dst/kernels/$k/" ||
+			cp "$kernels_from/$k/bzImage" "$kernels_from/$k/kernel.json" "$dst/kernels/$k/" ||
 			die "cannot copy the $k kernel into $dst"
 	done
 	export VB_KERNELS_DIR=$dst/kernels VB_IMAGE_JSON=$dst/guest.json
 }
 pin_inputs
 
-done_status() { json_string_field "$1/status.json" status; }
-finished_status() { case $1 in done|unsupported|failed-workload|kernel-crash) return 0 ;; esac; return 1; }
-# eta_from N: the estimated time of plan runs N.. that are not finished, from
-# the runs finished so far (this campaign's included: load_estimates again).
+# eta_from I: the estimated time of plan runs I.. (from 0) that are not
+# finished, from the runs finished so far, this campaign's included.
 eta_from() {
 	local j total=0 guessed=0
-	load_estimates
-	for ((j = $1 - 1; j < ${#plan[@]}; j++)); do
-		finished_status "$(done_status "$out/runs/${plan[j]}")" && continue
-		estimate "${plan[j]}"
-		total=$((total + est))
-		[ "$est_by" = timeout ] && guessed=$((guessed + 1))
+	read_progress
+	for ((j = $1; j < ${#plan[@]}; j++)); do
+		[ "${run_finished[j]}" = 1 ] && continue
+		total=$((total + run_est[j]))
+		[ "${run_est_by[j]}" = timeout ] && guessed=$((guessed + 1))
 	done
 	printf '%s' "$(hms $total)"
 	[ $guessed = 0 ] || printf ' (%d runs without history at their timeout)' $guessed
 }
-failed=0 i=0
-for id in "${plan[@]}"; do
-	i=$((i + 1))
+failed=0
+for ((i = 0; i < ${#plan[@]}; i++)); do
+	id=${plan[i]}
 	dir=$out/runs/$id
-	st=$(done_status "$dir")
 	if [ $resume = 1 ]; then
 		# A timeout is retried like an infrastructure failure: on a busy
 		# host a guest can run out of time through no fault of its kernel;
 		# a second timeout stands.
-		finished_status "$st" && continue
-		case $st in failed-infra|timeout)
+		[ "${run_finished[i]}" = 1 ] && continue
+		case ${run_status[i]} in failed-infra|timeout)
 			[ -f "$dir/.retried" ] && continue
 			touch "$dir/.retried" ;;
 		esac
 	fi
 	eta=$(eta_from $i)
-	params_read "$dir/params"
-	log "run $i/${#plan[@]} kernel=${P[kernel]} wl=${P[workload]} backend=${P[backend]} rep ${P[repetition]} ETA $eta"
-	forward_signals "$VB_TOP/harness/run-one.sh" "$dir/params" "$dir"
-	log "run $i: $(done_status "$dir")"
+	log "run $((i + 1))/${#plan[@]} kernel=${run_kernel[i]} wl=${run_workload[i]} backend=${run_backend[i]} rep ${run_rep[i]} ETA $eta"
+	forward_signals "$VB_TOP/harness/run-one.sh" "$dir/params" "$dir" 9>&-
+	read_progress
+	log "run $((i + 1)): ${run_status[i]}"
 	if [ "$VB_INTERRUPTED" = 1 ]; then
-		log "interrupted in run $i/${#plan[@]}; '$(printf '%s ' "$0" "$campaign" "${overrides[@]}")--resume' goes on from there"
+		log "interrupted in run $((i + 1))/${#plan[@]}; '$(printf '%s ' "$0" "$campaign" "${overrides[@]}" "${shard[@]}")--resume' goes on from there"
 		exit 130
 	fi
+	# A run whose outcome could not be written (a full disk, a results folder
+	# that became unwritable) would fail the same way for every run after it.
+	case ${run_status[i]} in running|planned|unreadable)
+		die "the outcome of run $((i + 1)) could not be recorded in $dir (see above); stopping the campaign" ;;
+	esac
 done
 # Counted over the whole plan: a resumed campaign's earlier failures stand.
-for id in "${plan[@]}"; do
-	case $(done_status "$out/runs/$id") in done|unsupported) ;; *) failed=$((failed + 1)) ;; esac
+for s in "${run_status[@]}"; do
+	case $s in done|unsupported) ;; *) failed=$((failed + 1)) ;; esac
 done
 
 if [ -f "$VB_TOP/analysis/__main__.py" ]; then

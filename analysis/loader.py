@@ -16,12 +16,13 @@ from . import schema
 from .metrics import metric_rows
 
 RUN_COLUMNS = [
-    "run_id", "kernel", "kernel_id", "workload", "backend", "memory_max", "pressure", "params", "settings", "repetition",
-    "warmup",
+    "run_id", "config_hash", "kernel", "kernel_id", "workload", "backend", "memory_max", "pressure", "params",
+    "settings", "repetition", "warmup",
     "accelerator", "timing_mode", "image_id", "hostname", "qemu", "status", "reason",
 ]
 METRIC_COLUMNS = [
-    "run_id", "kernel", "kernel_id", "workload", "backend", "memory_max", "pressure", "params", "settings",
+    "run_id", "config_hash", "kernel", "kernel_id", "workload", "backend", "memory_max", "pressure", "params",
+    "settings",
     "repetition", "accelerator", "timing_mode", "metric", "value", "unit", "higher_is_better",
 ]
 
@@ -79,10 +80,26 @@ def parse_params(text) -> dict:
     return dict(item.split("=", 1) for item in str(text or "").split(",") if "=" in item)
 
 
+def _settings(run: dict) -> dict:
+    """run.json's settings with the guest's size beside them: runs that differ only in vcpus or guest_mem_mb
+    (fields of their own in run.json) are other configurations, in files from before config_hash too."""
+    settings = run.get("settings") if isinstance(run.get("settings"), dict) else {}
+    return settings | {key: run[key] for key in ("vcpus", "guest_mem_mb") if key in run}
+
+
+def _whole_number(run: dict, key: str) -> int:
+    value = run[key]
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).isdigit():
+        raise RunFileError(f"{key} is {value!r}, not a whole number; run skipped")
+    return int(value)
+
+
 def _run_record(run: dict) -> dict:
     host = run.get("host") if isinstance(run.get("host"), dict) else {}
     return {
         "run_id": run["run_id"],
+        # Every setting but kernel and repetition (vswap_bench/runspec.py); "" in run.json files from before it.
+        "config_hash": run.get("config_hash", ""),
         "kernel": run["kernel"],
         "kernel_id": run.get("kernel_id", ""),
         "workload": run["workload"],
@@ -91,8 +108,8 @@ def _run_record(run: dict) -> dict:
         # Runs recorded before the pressure setting existed were all under memory.max.
         "pressure": run.get("pressure", "cgroup"),
         "params": format_params(run.get("params")),
-        "settings": format_params(run.get("settings")),
-        "repetition": int(run["repetition"]),
+        "settings": format_params(_settings(run)),
+        "repetition": _whole_number(run, "repetition"),
         "warmup": bool(run.get("warmup", False)),
         "accelerator": run.get("accelerator"),  # None: the runner only learns it at boot (status.json)
         "timing_mode": run.get("timing_mode", "unknown"),
@@ -133,7 +150,11 @@ class _RunReader:
         if missing:
             self.report(run_dir.name, schema.RUN_FILE, f"missing fields {missing}; run skipped")
             return None, []
-        record = _run_record(run)
+        try:
+            record = _run_record(run)
+        except RunFileError as error:
+            self.report(run_dir.name, schema.RUN_FILE, str(error))
+            return None, []
         self._remember_kernel(run_dir, record["kernel"])
         status = self.read(run_dir, schema.STATUS_FILE, versioned=False)
         record["status"] = status.get("status", "unknown") if status else "no-status"
@@ -144,10 +165,19 @@ class _RunReader:
         if record["status"] != schema.STATUS_DONE:
             return record, []
         result = self.read(run_dir, schema.RESULT_FILE)
-        if result is None:
+        try:
+            rows = metric_rows(result) if result is not None else None
+        except (AttributeError, TypeError, ValueError) as error:
+            self.report(run_dir.name, schema.RESULT_FILE, f"malformed ({type(error).__name__}: {error}); no metrics")
+            rows = None
+        if rows is None:
             record["status"] = "done-unreadable-result"
             return record, []
-        return record, metric_rows(result)
+        missing = [metric for metric in schema.TIME_METRICS if metric not in {row.metric for row in rows}]
+        if missing:
+            self.report(run_dir.name, schema.RESULT_FILE, f"no {' or '.join(missing)} metric: wall_s or cpu.stat "
+                                                          f"is missing or not a number; its other metrics are kept")
+        return record, rows
 
     def _remember_kernel(self, run_dir: Path, kernel: str):
         if kernel in self.kernels or not (run_dir / schema.KERNEL_FILE).exists():
@@ -157,9 +187,13 @@ class _RunReader:
             self.kernels[kernel] = document
 
 
-def _planned_ids(plan: dict) -> list[str]:
+def _planned_ids(plan: dict, reader: _RunReader) -> list[str]:
     """Run ids listed in campaign.json, in plan order."""
-    return [run_id for run_id in plan.get("runs") or [] if isinstance(run_id, str)]
+    runs = plan.get("runs") or []
+    if not isinstance(runs, list):
+        reader.report("", schema.CAMPAIGN_FILE, f"runs is a {type(runs).__name__}, not a list of run ids; ignored")
+        return []
+    return [run_id for run_id in runs if isinstance(run_id, str)]
 
 
 def _not_started(run_id: str) -> dict:
@@ -175,10 +209,14 @@ def load_campaign(path) -> Campaign:
     plan = {}
     if (path / schema.CAMPAIGN_FILE).exists():
         plan = reader.read(path, schema.CAMPAIGN_FILE) or {}
-    planned = _planned_ids(plan)
+    planned = _planned_ids(plan, reader)
     planned_set = set(planned)
     records, metric_records = [], []
     for run_dir in sorted(p for p in runs_dir.iterdir() if p.is_dir()):
+        if planned and run_dir.name not in planned_set:
+            reader.report(run_dir.name, "", "not in the campaign's plan (a run of an earlier plan, e.g. before "
+                                            "--resume with other settings); left out")
+            continue
         record, rows = reader.run(run_dir, planned_set)
         if record is None:
             continue

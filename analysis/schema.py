@@ -4,14 +4,13 @@ Kept in one place so that a schema bump is a one-file change: the loader refuses
 "schema" is not listed here, and says so, instead of guessing at fields that may have changed meaning.
 """
 
+from vswap_bench.status import Status
+
 SUPPORTED_SCHEMAS = frozenset({1})
 
 # Statuses the runner writes; anything else is reported as unknown rather than treated as a failure.
-STATUS_DONE = "done"
-KNOWN_STATUSES = frozenset({
-    "planned", "running", "done", "failed-workload", "kernel-crash", "timeout", "failed-infra", "unsupported",
-    "interrupted",
-})
+STATUS_DONE = Status.DONE.value
+KNOWN_STATUSES = frozenset(status.value for status in Status)
 
 # Per-run files the loader reads. serial.log, reproduce.sh and workload-output.json are not needed:
 # the workload's output is embedded in result.json.
@@ -21,12 +20,17 @@ RESULT_FILE = "result.json"
 KERNEL_FILE = "kernel.json"
 CAMPAIGN_FILE = "campaign.json"
 
+# Metrics every done run must give (from result.json's wall_s and cgroup cpu.stat): a run without them is named.
+TIME_METRICS = ("real", "sys")
+
 # run.json fields that must be present for a run to be placed in a comparison.
 REQUIRED_RUN_FIELDS = ("run_id", "kernel", "workload", "backend", "repetition")
 
 # Columns that identify "the same experiment" across kernels: two runs may only be compared when all of these
 # match. accelerator and timing_mode are included because TCG/icount durations measure something else
 # (instruction path length) than KVM wall time; mixing them would be meaningless.
-# settings (zswap compressor, rotational, swap size...) change what is measured as much as params do, and so
-# does pressure (memory.max or the whole guest short of memory).
-CONFIG_COLUMNS = ("workload", "backend", "memory_max", "pressure", "params", "settings", "accelerator", "timing_mode")
+# settings (zswap compressor, rotational, swap size, vcpus...) change what is measured as much as params do, and
+# so does pressure (memory.max or the whole guest short of memory).  config_hash is the planner's own answer
+# (every setting but kernel and repetition): it keeps apart runs that differ in a setting this list misses.
+CONFIG_COLUMNS = ("workload", "backend", "memory_max", "pressure", "params", "settings", "accelerator", "timing_mode",
+                  "config_hash")

@@ -31,7 +31,7 @@ inputs_id=$( (
 image_id=${inputs_id:0:16}
 image=$out/guest-$image_id.ext4
 
-if [ -f "$image" ] && [ -f "$out/guest.json" ] && grep -q "\"image_id\": \"$image_id\"" "$out/guest.json"; then
+if [ -f "$image" ] && [ "$(json_string_field "$out/guest.json" image_id)" = "$image_id" ]; then
 	log "guest image is up to date ($image)"
 	exit 0
 fi
@@ -64,17 +64,7 @@ mkfs.ext4 -q -F -L vbroot -d "$stage" "$image" "${size_mb}M"
 rm -rf "$stage"
 find "$out" -maxdepth 1 -name 'guest-*.ext4' ! -name "guest-$image_id.ext4" -delete
 
-write_atomic "$out/guest.json" <<JSON
-{
-  "schema": 1,
-  "image_id": "$image_id",
-  "image": $(json_str "$image"),
-  "base_id": "$base_id",
-  "suite": "bookworm",
-  "mirror": $(json_str "$mirror"),
-  "packages": $(json_str "$packages"),
-  "size_mb": $size_mb,
-  "built_at": "$(date -u +%FT%TZ)"
-}
-JSON
+vswap_bench write-record "$out/guest.json" image_id="$image_id" image="$image" base_id="$base_id" \
+	suite=bookworm mirror="$mirror" packages="$packages" size_mb:="$size_mb" built_at="$(date -u +%FT%TZ)" ||
+	die "cannot write $out/guest.json"
 log "guest image $image_id ready"

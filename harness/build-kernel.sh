@@ -46,9 +46,16 @@ elif [ -f "$KERNEL_SRC" ]; then
 	flock 8
 	if [ ! -f "$pristine/.vb-extracted" ]; then
 		log "extracting $KERNEL_SRC into $pristine"
-		rm -rf "$pristine" && mkdir -p "$pristine"
-		tar -xf "$KERNEL_SRC" -C "$pristine" --strip-components=1
-		touch "$pristine/.vb-extracted"
+		# Into a hidden scratch folder first (the tree is looked up as
+		# src/linux-source-6.12-*): a tarball that is cut short must leave no
+		# partial tree behind.
+		partial=$BUILD_DIR/src/.partial-${pristine##*/}
+		rm -rf "$pristine" "$partial" && mkdir -p "$partial"
+		if ! tar -xf "$KERNEL_SRC" -C "$partial" --strip-components=1; then
+			rm -rf "$partial"
+			die "cannot extract $KERNEL_SRC (see tar's message above)"
+		fi
+		touch "$partial/.vb-extracted" && mv "$partial" "$pristine"
 	fi
 	exec 8>&-
 else
@@ -59,14 +66,18 @@ kver=$(make -s -C "$pristine" kernelversion 2>/dev/null) || die "cannot read the
 patches=()
 if [ "$variant" = vswap ]; then
 	[ -d "$PATCHES" ] || die "PATCHES=$PATCHES is not a directory"
-	mapfile -t patches < <(series_patches "$PATCHES")
+	# Not read through < <(...): a die in there only printed, and a series
+	# that could not be read built a "vswap" kernel from what came before.
+	series=$(series_patches "$PATCHES") || exit
+	[ -n "$series" ] || die "the series in $PATCHES lists no patch: that vswap kernel would be the baseline"
+	mapfile -t patches <<<"$series"
 fi
 patch_ids=()
 for p in "${patches[@]}"; do patch_ids+=("$(basename "$p"):$(sha256_of "$p")"); done
 gcc_version=$(gcc --version | head -n1)
 input_id=$(sha256_str "$src_id ${patch_ids[*]} $(cat "${fragments[@]}") $gcc_version $flavour")
 
-if [ -f "$kdir/kernel.json" ] && [ -f "$kdir/bzImage" ] && grep -q "\"input_id\": \"$input_id\"" "$kdir/kernel.json"; then
+if [ -f "$kdir/bzImage" ] && [ "$(json_string_field "$kdir/kernel.json" input_id)" = "$input_id" ]; then
 	log "$name kernel is up to date ($kdir)"
 	exit 0
 fi
@@ -121,25 +132,12 @@ cp "$obj/arch/x86/boot/bzImage" "$kdir/bzImage"
 cp "$obj/.config" "$kdir/config"
 
 config_sha=$(sha256_of "$obj/.config")
-patch_json=$(for id in "${patch_ids[@]}"; do printf '%s\n' "$(json_str "$id")"; done | paste -sd, -)
 kernel_id=$(sha256_str "$kver ${patch_ids[*]} $config_sha $gcc_version")
-write_atomic "$kdir/kernel.json" <<JSON
-{
-  "schema": 1,
-  "name": $(json_str "$name"),
-  "variant": $(json_str "$variant"),
-  "flavour": $(json_str "$flavour"),
-  "kernel_id": "${kernel_id:0:16}",
-  "input_id": "$input_id",
-  "base_version": $(json_str "$kver"),
-  "source": $(json_str "$KERNEL_SRC"),
-  "source_id": $(json_str "$src_id"),
-  "patches": [${patch_json}],
-  "config_sha256": "$config_sha",
-  "gcc_version": $(json_str "$gcc_version"),
-  "ccache": $(command -v ccache >/dev/null && echo true || echo false),
-  "build_seconds": $build_seconds,
-  "built_at": "$(date -u +%FT%TZ)"
-}
-JSON
+patch_fields=(patches:=[])
+for id in "${patch_ids[@]}"; do patch_fields+=("patches+=$id"); done
+vswap_bench write-record "$kdir/kernel.json" name="$name" variant="$variant" flavour="$flavour" \
+	kernel_id="${kernel_id:0:16}" input_id="$input_id" base_version="$kver" source="$KERNEL_SRC" \
+	source_id="$src_id" "${patch_fields[@]}" config_sha256="$config_sha" gcc_version="$gcc_version" \
+	ccache:="$(command -v ccache >/dev/null && echo true || echo false)" build_seconds:="$build_seconds" \
+	built_at="$(date -u +%FT%TZ)" || die "cannot write $kdir/kernel.json"
 log "$name kernel built in ${build_seconds}s: $kdir/bzImage (kernel_id ${kernel_id:0:16})"

@@ -2,8 +2,9 @@
 # shellcheck shell=bash
 
 VB_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD_DIR=${BUILD_DIR:-$VB_TOP/build}
-RESULTS_DIR=${RESULTS_DIR:-$VB_TOP/results}
+# Absolute: they end up in files that run elsewhere (reproduce.sh, spec).
+BUILD_DIR=$(realpath -ms "${BUILD_DIR:-$VB_TOP/build}")
+RESULTS_DIR=$(realpath -ms "${RESULTS_DIR:-$VB_TOP/results}")
 KERNEL_SRC=${KERNEL_SRC:-/usr/src/linux-source-6.12.tar.xz}
 PATCHES=${PATCHES:-$VB_TOP/kernel-patches/6.12}
 
@@ -11,20 +12,17 @@ die() { printf '%s: error: %s\n' "${0##*/}" "$*" >&2; exit "${VB_DIE_CODE:-1}"; 
 warn() { printf '%s: warning: %s\n' "${0##*/}" "$*" >&2; }
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
+# exec_vswap_bench COMMAND ...: the host package's COMMAND (python3 -m
+# vswap_bench), with Debian's python3 whatever is first on PATH.
+exec_vswap_bench() { PYTHONPATH=$VB_TOP${PYTHONPATH:+:$PYTHONPATH} exec /usr/bin/python3 -m vswap_bench "$@"; }
+vswap_bench() ( exec_vswap_bench "$@" )
+
 sha256_of() { sha256sum "$@" | awk '{print $1}'; }
 sha256_str() { printf '%s' "$1" | sha256sum | awk '{print $1}'; }
 
-# json_string_field FILE KEY: the string value of KEY in one of our own JSON
-# files (one key per line, as the harness writes them); empty if absent.
-json_string_field() { sed -n "s/.*\"$2\": \"\(.*\)\".*/\1/p" "$1" 2>/dev/null; }
-
-# json_str VALUE: VALUE as a JSON string literal.
-json_str() {
-	local s=$1
-	s=${s//\\/\\\\}; s=${s//\"/\\\"}
-	s=${s//$'\n'/\\n}; s=${s//$'\t'/\\t}; s=${s//$'\r'/}
-	printf '"%s"' "$s"
-}
+# json_string_field FILE KEY: the string value of KEY in a JSON object;
+# empty if absent or unreadable.
+json_string_field() { vswap_bench field "$1" "$2" 2>/dev/null; }
 
 # write_atomic FILE: stdin to FILE through a temporary in the same directory,
 # so a reader never sees a half-written file.
@@ -43,9 +41,16 @@ write_atomic() {
 VB_INTERRUPTED=0
 forward_signals() {
 	local child rc
-	"$@" &
+	# A child that outlived a runner killed outright (kill -9) would go on
+	# with nobody waiting for it: it gets TERM when its parent dies.  It runs
+	# in a process group of its own, which the signal stops whole: whatever
+	# it started that does not pass signals on (a workload's prepare script
+	# and its make) stops with it.  (setsid keeps the child's pid because a
+	# script's background child is no group leader: scripts have no job
+	# control.)
+	setpriv --pdeathsig TERM setsid "$@" &
 	child=$!
-	trap 'VB_INTERRUPTED=1; kill -TERM $child 2>/dev/null' INT TERM HUP
+	trap 'VB_INTERRUPTED=1; kill -TERM -- -$child 2>/dev/null' INT TERM HUP
 	while :; do
 		wait "$child"
 		rc=$?

@@ -10,7 +10,6 @@
 #                     (boot, result.json, workload-output.json, workload.stderr,
 #                     infra, unsupported)
 #   qemu.json         accelerator, timing mode, command line, outcome
-#   outcome           status, accelerator and reason as three plain lines
 # Options: --image IMG (default: the current guest image) --vcpus N (2)
 #   --mem MB (512) --swap-mb MB (1024) --timeout S (900)
 #   --timing realtime|icount (realtime) --accel auto|kvm|tcg ($VB_ACCEL or auto)
@@ -26,8 +25,6 @@ set -uo pipefail
 {
 . "$(dirname "$0")/common.sh"
 
-EXIT_DONE=0 EXIT_WORKLOAD=1 EXIT_CRASH=2 EXIT_TIMEOUT=3 EXIT_INFRA=4 EXIT_UNSUPPORTED=5
-EXIT_INTERRUPTED=130
 VB_DIE_CODE=64
 
 kdir='' spec='' out='' image='' vcpus=2 mem=512 swap_mb=1024 timeout_s=900
@@ -55,7 +52,7 @@ done
 for d in "${extra_disks[@]}"; do [ -f "$d" ] || die "no disk image '$d'"; done
 case $timing in realtime|icount) ;; *) die "unknown timing mode '$timing' (realtime or icount)" ;; esac
 case $accel in auto|kvm|tcg) ;; *) die "unknown accelerator '$accel' (auto, kvm or tcg)" ;; esac
-VB_DIE_CODE=$EXIT_INFRA
+VB_DIE_CODE=4
 mkdir -p "$out" || die "cannot create $out"
 
 # The run's command line, minus the accelerator, for the probe and the run.
@@ -70,7 +67,10 @@ base_cmd() { # base_cmd SPEC SERIAL CHANNEL [SWAPDISK]
 		-fw_cfg "name=opt/vswap-bench/spec,file=$1"
 		-display none -no-reboot -nodefaults
 		-serial "file:$2" -serial "file:$3")
-	[ -n "${4:-}" ] && cmd+=(-drive "file=$4,format=raw,if=virtio,cache=none")
+	# werror=report: a write the host cannot make (its disk is full) is an
+	# I/O error in the guest, which the outcome names, not a paused guest
+	# that waits for the run's timeout.
+	[ -n "${4:-}" ] && cmd+=(-drive "file=$4,format=raw,if=virtio,cache=none,werror=report")
 	printf '%s\n' "${cmd[@]}"
 }
 
@@ -119,65 +119,16 @@ start=$(date +%s.%N)
 forward_signals timeout -k 5 "$timeout_s" "${cmd[@]}" >"$out/qemu.stderr" 2>&1
 qemu_rc=$?
 host_seconds=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
+# QEMU is gone: the outcome is decided and written whatever signal comes now
+# (a ^C in this second used to record a finished run as failed-infra).  The
+# runner above still learns of it and stops the campaign.
+trap '' INT TERM HUP
 rm -f "$swap_disk"
 
-# Split the record stream into files; a record cut off by a crash is kept
-# under its name with a .partial suffix.
-awk -v dir="$out" '
-	/^@@VB-BEGIN / { name = $2; file = dir "/" name ".partial"; printf "" > file; next }
-	/^@@VB-END /   { close(file); system("mv -f \"" file "\" \"" dir "/" name "\""); name = ""; next }
-	name != ""     { print >> file }
-' "$out/channel.raw"
-
-crash_re='Kernel panic - not syncing|Oops: |BUG: |general protection fault|kernel BUG at'
-if [ "$VB_INTERRUPTED" = 1 ]; then
-	status=interrupted rc=$EXIT_INTERRUPTED reason="stopped by a signal to the runner"
-elif [ "$qemu_rc" = 124 ] || [ "$qemu_rc" = 137 ]; then
-	status=timeout rc=$EXIT_TIMEOUT reason="no power-off within ${timeout_s}s"
-elif grep -qE "$crash_re" "$out/serial.log"; then
-	status=kernel-crash rc=$EXIT_CRASH reason=$(grep -m1 -E "$crash_re" "$out/serial.log" | sed 's/^\[[^]]*\] //')
-elif [ -f "$out/workload-timeout" ]; then
-	status=timeout rc=$EXIT_TIMEOUT reason=$(cat "$out/workload-timeout")
-elif [ -f "$out/unsupported" ]; then
-	status=unsupported rc=$EXIT_UNSUPPORTED reason=$(cat "$out/unsupported")
-elif [ -f "$out/infra" ]; then
-	status=failed-infra rc=$EXIT_INFRA reason=$(cat "$out/infra")
-elif [ "$qemu_rc" != 0 ]; then
-	status=failed-infra rc=$EXIT_INFRA reason="qemu exited with $qemu_rc: $(tail -n1 "$out/qemu.stderr")"
-elif [ ! -f "$out/result.json" ]; then
-	status=failed-infra rc=$EXIT_INFRA reason="the guest powered off without a result"
-elif ! err=$(/usr/bin/python3 -m json.tool "$out/result.json" 2>&1 >/dev/null); then
-	status=failed-infra rc=$EXIT_INFRA reason="result.json is not valid JSON: $err"
-elif [ -f "$out/vswap-verify-failed" ]; then
-	status=failed-workload rc=$EXIT_WORKLOAD
-	reason="vswap/verify failed while the workload ran: $(head -n3 "$out/vswap-verify-failed" | tr '\n' ' ')"
-elif ! grep -q '"workload_exit": 0,' "$out/result.json"; then
-	status=failed-workload rc=$EXIT_WORKLOAD reason=$(tail -n3 "$out/workload.stderr" 2>/dev/null | tr '\n' ' ')
-else
-	status=done rc=$EXIT_DONE reason=''
-fi
-warnings=$(grep -c 'WARNING: CPU:' "$out/serial.log")
-boot_s=$(sed -n 's/.*"uptime_at_agent_s": \([0-9.]*\).*/\1/p' "$out/boot" 2>/dev/null)
-
-write_atomic "$out/qemu.json" <<JSON
-{
-  "accelerator": "$chosen",
-  "timing_mode": "$timing",
-  "vcpus": $vcpus,
-  "guest_mem_mb": $mem,
-  "swap_mb": $swap_mb,
-  "image": $(json_str "$image"),
-  "status": "$status",
-  "exit_code": $rc,
-  "reason": $(json_str "$reason"),
-  "qemu_exit": $qemu_rc,
-  "host_seconds": $host_seconds,
-  "boot_to_agent_s": ${boot_s:-null},
-  "kernel_warnings": $warnings,
-  "command": $(json_str "${cmd[*]}")
-}
-JSON
-printf '%s\n%s\n%s\n' "$status" "$chosen" "$reason" >"$out/outcome"
-[ "$rc" = 0 ] || warn "$status: $reason (log: $out/serial.log)"
-exit "$rc"
+# The records into files (one cut off by a crash is kept as NAME.partial),
+# the outcome decided (vswap_bench/outcome.py) and qemu.json written.
+vswap_bench collect "$out" --qemu-exit "$qemu_rc" --interrupted "$VB_INTERRUPTED" --timeout "$timeout_s" \
+	--host-seconds "$host_seconds" --accelerator "$chosen" --timing "$timing" --vcpus "$vcpus" --mem "$mem" \
+	--swap-mb "$swap_mb" --image "$image" -- "${cmd[@]}"
+exit
 }

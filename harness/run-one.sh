@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run-one.sh PARAMS RUN_DIR
 #
-# One run: PARAMS is a resolved parameter file (harness/params.sh format).
+# One run: PARAMS is a params file as the planner writes it (vswap_bench).
 # Writes into RUN_DIR: params, run.json, spec, kernel.json, reproduce.sh, then
 # boots through qemu-run.sh (serial.log, result.json, ...) and last
 # status.json.  Exits with qemu-run.sh's code (0 done, 1 workload failed,
@@ -18,7 +18,6 @@ VB_DIE_CODE=64
 params_file=${1:-} run_dir=${2:-}
 [ -f "$params_file" ] && [ -n "$run_dir" ] || die "usage: run-one.sh PARAMS RUN_DIR"
 params_read "$params_file"
-params_validate
 VB_DIE_CODE=4
 # run.sh points these at the campaign's own copies (results/<c>/inputs).
 kdir=${VB_KERNELS_DIR:-$BUILD_DIR/kernels}/${P[kernel]}
@@ -28,12 +27,17 @@ image_json=${VB_IMAGE_JSON:-$BUILD_DIR/image/guest.json}
 image=$(json_string_field "$image_json" image)
 mkdir -p "$run_dir" || die "cannot create $run_dir"
 run_dir=$(cd "$run_dir" && pwd)
-campaign=$(basename "$(dirname "$(dirname "$run_dir")")")
+# One runner per run folder: a --resume started while the runner of a killed
+# campaign is still stopping its guest waits for it, instead of booting a
+# second guest that writes into the same files.
+exec 8>"$run_dir/.lock" && flock 8 || die "cannot lock $run_dir"
 
-[ "$params_file" -ef "$run_dir/params" ] || params_write "$run_dir/params"
-cp "$kdir/kernel.json" "$run_dir/kernel.json"
+[ "$params_file" -ef "$run_dir/params" ] || cp "$params_file" "$run_dir/params" || die "cannot copy $params_file"
+cp "$kdir/kernel.json" "$run_dir/kernel.json" || die "cannot copy the kernel record into $run_dir"
 kernel_id=$(json_string_field "$kdir/kernel.json" kernel_id)
 image_id=$(json_string_field "$image_json" image_id)
+# run.json: the resolved parameters, their configuration hash and provenance.
+vswap_bench run-record "$run_dir/params" "$run_dir" "$kdir/kernel.json" "$image_json" || exit
 
 # The guest's view: harness settings as VB_* and the workload's parameters.
 {
@@ -51,65 +55,19 @@ image_id=$(json_string_field "$image_json" image_id)
 	printf 'VB_WORKLOAD_TIMEOUT=%s\n' $((P[timeout] - margin))
 } | LC_ALL=C sort | write_atomic "$run_dir/spec"
 
-# The accelerator is known only after the probe; qemu.json records it and
-# status.json repeats it.
-workload_params=$(for k in "${!P[@]}"; do
-	[[ $k == *[a-z]* ]] || printf '%s: %s\n' "$(json_str "$k")" "$(json_str "${P[$k]}")"
-done | LC_ALL=C sort | paste -sd, -)
-write_atomic "$run_dir/run.json" <<JSON
-{
-  "schema": 1,
-  "run_id": $(json_str "$(basename "$run_dir")"),
-  "campaign": $(json_str "$campaign"),
-  "kernel": $(json_str "${P[kernel]}"),
-  "kernel_id": "$kernel_id",
-  "workload": $(json_str "${P[workload]}"),
-  "backend": $(json_str "${P[backend]}"),
-  "memory_max": $(json_str "${P[memory_max]}"),
-  "pressure": $(json_str "${P[pressure]}"),
-  "params": {${workload_params}},
-  "settings": {$(for k in zswap_compressor zswap_pool_percent zram_size rotational swap_max zswap_max swap_mb timeout verify_poll; do
-	printf '%s: %s, ' "$(json_str "$k")" "$(json_str "${P[$k]}")"; done | sed 's/, $//')},
-  "repetition": ${P[repetition]},
-  "warmup": $([ "${P[warmup]}" = 1 ] && echo true || echo false),
-  "vcpus": ${P[vcpus]},
-  "guest_mem_mb": ${P[guest_mem_mb]},
-  "timing_mode": "${P[timing]}",
-  "image_id": "$image_id",
-  "host": {"hostname": $(json_str "$(hostname)"), "cpus": $(nproc), "kernel": $(json_str "$(uname -r)"),
-           "qemu": $(json_str "$(qemu-system-x86_64 --version | head -n1)")}
-}
-JSON
-
 cat >"$run_dir/reproduce.sh" <<EOF
 #!/usr/bin/env bash
 # Re-runs exactly this run (same parameters, kernel '${P[kernel]}' $kernel_id,
 # image $image_id) into DIR (default: a new folder next to this one).
 here=\$(cd "\$(dirname "\$0")" && pwd)
 out=\${1:-\$here.reproduced-\$(date +%Y%m%d-%H%M%S)}
-built=\$(sed -n 's/.*"kernel_id": "\\(.*\\)".*/\\1/p' "$kdir/kernel.json" 2>/dev/null)
+. "$VB_TOP/harness/common.sh"
+built=\$(json_string_field "$kdir/kernel.json" kernel_id)
 [ "\$built" = "$kernel_id" ] || echo "warning: kernel '${P[kernel]}' is now \${built:-not built}, this run used $kernel_id" >&2
 mkdir -p "\$out" && cp "\$here/params" "\$out/params"
 VB_KERNELS_DIR=${VB_KERNELS_DIR:-} VB_IMAGE_JSON=${VB_IMAGE_JSON:-} exec "$VB_TOP/harness/run-one.sh" "\$out/params" "\$out"
 EOF
 chmod +x "$run_dir/reproduce.sh"
-
-write_status() { # write_status STATUS EXIT_CODE REASON
-	local q=$run_dir/qemu.json get
-	get() { sed -n "s/.*\"$1\": \\([^,]*\\),*\$/\\1/p" "$q" 2>/dev/null | head -n1; }
-	write_atomic "$run_dir/status.json" <<JSON
-{
-  "status": "$1",
-  "exit_code": $2,
-  "reason": $(json_str "$3"),
-  "started": "$started",
-  "finished": "$(date -u +%FT%TZ)",
-  "accelerator": ${accel_json:-null},
-  "host_seconds": $(get host_seconds | grep . || echo null),
-  "boot_to_agent_s": $(get boot_to_agent_s | grep . || echo null)
-}
-JSON
-}
 
 # A workload may need disks made on the host (workloads/NAME/prepare prints
 # their paths, one a line); they reach the guest as /dev/vdc, /dev/vdd, ...
@@ -118,24 +76,20 @@ disk_args=()
 prepare=$VB_TOP/workloads/${P[workload]}/prepare
 if [ -x "$prepare" ]; then
 	if ! disks=$("$prepare" "$run_dir/params" 2>"$run_dir/prepare.log"); then
-		write_status failed-infra 4 "workloads/${P[workload]}/prepare failed: $(tail -n1 "$run_dir/prepare.log")"
+		vswap_bench status "$run_dir" "$started" failed-infra \
+			"workloads/${P[workload]}/prepare failed: $(tail -n1 "$run_dir/prepare.log")"
 		die "workloads/${P[workload]}/prepare failed (see $run_dir/prepare.log)"
 	fi
 	while IFS= read -r d; do [ -n "$d" ] && disk_args+=(--disk "$d"); done <<<"$disks"
 fi
 
-rm -f "$run_dir/status.json" "$run_dir/qemu.json" "$run_dir/outcome" "$run_dir/result.json"
-write_status running 0 ""
+rm -f "$run_dir/status.json" "$run_dir/qemu.json" "$run_dir/result.json"
+vswap_bench status "$run_dir" "$started" running "" || exit
 forward_signals "$VB_TOP/harness/qemu-run.sh" --kernel "$kdir" --image "$image" --spec "$run_dir/spec" --out "$run_dir" \
 	--vcpus "${P[vcpus]}" --mem "${P[guest_mem_mb]}" --swap-mb "${P[swap_mb]}" \
 	--timeout "${P[timeout]}" --timing "${P[timing]}" "${disk_args[@]}"
 rc=$?
-if [ -f "$run_dir/outcome" ]; then
-	{ read -r status; read -r accel; read -r reason; } <"$run_dir/outcome"
-	accel_json=$(json_str "$accel")
-else
-	status=failed-infra reason="qemu-run.sh stopped before booting (exit $rc)"
-fi
-write_status "$status" "$rc" "$reason"
+trap '' INT TERM HUP # as in qemu-run.sh: the outcome is recorded whatever comes now
+vswap_bench final-status "$run_dir" "$started" "qemu-run.sh stopped before booting (exit $rc)" || exit
 exit "$rc"
 }

@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from analysis.pairing import compare_sides
 from analysis.loader import load_campaign
 from analysis.schema import CONFIG_COLUMNS
 from analysis.tests.synthetic import write_campaign, write_run
@@ -32,7 +33,8 @@ def test_core_metrics_are_derived_from_result_json(campaign):
     assert "vmstat.nr_free_pages" not in set(loaded.metrics.metric)  # not a swap counter
     row = loaded.metrics[loaded.metrics.metric == "sys"].iloc[0]
     assert (row.kernel_id, row.params, row.settings, row.accelerator, row.unit, row.higher_is_better) == \
-        ("b0b0b0b0b0b0b0b0", "SIZE_MB=96", "rotational=0,zswap_compressor=lzo", "kvm", "s", False)
+        ("b0b0b0b0b0b0b0b0", "SIZE_MB=96", "guest_mem_mb=512,rotational=0,vcpus=2,zswap_compressor=lzo", "kvm", "s",
+         False)
 
 
 def test_accelerator_in_run_json_is_used_when_present(campaign):
@@ -95,8 +97,8 @@ def test_warmup_runs_are_listed_but_not_measured(campaign):
 
 def test_planned_runs_not_reached_yet_are_listed_without_problems(campaign):
     (campaign / "runs" / "planned-only").mkdir()  # the runner creates the directory with its params first
-    (campaign / "campaign.json").write_text(json.dumps(
-        {"schema": 1, "runs": ["kernel-build-zswap-vswap-r1", "planned-only", "no-directory"]}))
+    done = [f"kernel-build-zswap-baseline-r{n}" for n in (1, 2, 3)] + ["kernel-build-zswap-vswap-r1"]
+    (campaign / "campaign.json").write_text(json.dumps({"schema": 1, "runs": done + ["planned-only", "no-directory"]}))
     loaded = load_campaign(campaign)
     assert loaded.problems == []
     statuses = loaded.runs.set_index("run_id")["status"]
@@ -121,3 +123,70 @@ def test_pressure_defaults_to_cgroup_and_separates_configurations(campaign):
     assert pressure["kernel-build-zswap-baseline-r1"] == "cgroup" and pressure["kernel-build-zswap-vswap-r1"] == "global"
     assert set(loaded.metrics[loaded.metrics.kernel == "vswap"]["pressure"]) == {"global"}
     assert "pressure" in CONFIG_COLUMNS
+
+
+def test_runs_that_differ_only_in_vcpus_are_two_configurations(tmp_path):
+    # Issue #14: vcpus and guest_mem_mb were in no configuration column, so such runs were pooled.
+    campaign = tmp_path / "c"
+    for vcpus, config_hash in ((1, "1111111111111111"), (2, "2222222222222222")):
+        for kernel in ("baseline", "vswap"):
+            run_dir = write_run(campaign, kernel=kernel, backend="zswap", repetition=1, real_s=vcpus, sys_s=vcpus,
+                                workload=f"kernel-build-{vcpus}cpu")
+            run_json = run_dir / "run.json"
+            document = json.loads(run_json.read_text())
+            document.update(workload="kernel-build", vcpus=vcpus, config_hash=config_hash)
+            run_json.write_text(json.dumps(document))
+    metrics = load_campaign(campaign).metrics
+    assert set(metrics["config_hash"]) == {"1111111111111111", "2222222222222222"}
+    sys_rows = compare_sides(metrics[metrics.metric == "sys"], "kernel", "baseline", "vswap", CONFIG_COLUMNS)
+    assert len(sys_rows) == 2
+    assert sorted(sys_rows["settings"].str.contains("vcpus=1")) == [False, True]
+
+
+def test_runs_of_an_earlier_plan_are_left_out_with_a_word(campaign):
+    # --resume with other overrides plans new runs beside the old ones; campaign.json lists the new plan.
+    planned = ["kernel-build-zswap-baseline-r1", "kernel-build-zswap-vswap-r1"]
+    (campaign / "campaign.json").write_text(json.dumps({"schema": 1, "runs": planned}))
+    loaded = load_campaign(campaign)
+    assert sorted(loaded.runs.run_id) == planned
+    assert sorted(p.run_id for p in loaded.problems) == ["kernel-build-zswap-baseline-r2",
+                                                         "kernel-build-zswap-baseline-r3"]
+    assert "not in the campaign's plan" in loaded.problems[0].message
+
+
+def patch_json(path, **fields):
+    path.write_text(json.dumps(json.loads(path.read_text()) | fields))
+
+
+def test_a_malformed_run_field_is_a_problem_of_that_run_only(campaign):
+    patch_json(campaign / "runs" / "kernel-build-zswap-baseline-r2" / "run.json", repetition="one")
+    loaded = load_campaign(campaign)
+    assert [(p.run_id, p.file) for p in loaded.problems] == [("kernel-build-zswap-baseline-r2", "run.json")]
+    assert "repetition" in loaded.problems[0].message
+    assert loaded.metrics.run_id.nunique() == 3
+
+
+def test_a_malformed_result_section_is_a_problem_of_that_run_only(campaign):
+    patch_json(campaign / "runs" / "kernel-build-zswap-baseline-r2" / "result.json", vmstat_delta=[1, 2])
+    loaded = load_campaign(campaign)
+    assert [(p.run_id, p.file) for p in loaded.problems] == [("kernel-build-zswap-baseline-r2", "result.json")]
+    assert loaded.runs.set_index("run_id").loc["kernel-build-zswap-baseline-r2", "status"] == "done-unreadable-result"
+    assert loaded.metrics.run_id.nunique() == 3
+
+
+def test_a_done_run_without_its_time_metrics_is_named(campaign):
+    result = campaign / "runs" / "kernel-build-zswap-baseline-r2" / "result.json"
+    document = json.loads(result.read_text())
+    document["wall_s"] = None
+    document["cgroup"]["cpu.stat"]["system_usec"] = "12s"
+    result.write_text(json.dumps(document))
+    loaded = load_campaign(campaign)
+    assert [(p.run_id, p.file) for p in loaded.problems] == [("kernel-build-zswap-baseline-r2", "result.json")]
+    assert "real" in loaded.problems[0].message and "sys" in loaded.problems[0].message
+
+
+def test_a_plan_whose_run_list_is_not_a_list_is_a_problem_not_phantom_runs(campaign):
+    (campaign / "campaign.json").write_text(json.dumps({"schema": 1, "runs": "kernel-build-zswap-vswap-r1"}))
+    loaded = load_campaign(campaign)
+    assert len(loaded.runs) == 4
+    assert [(p.run_id, p.file) for p in loaded.problems] == [("", "campaign.json")]

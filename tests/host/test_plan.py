@@ -1,0 +1,124 @@
+"""harness/plan.sh from the outside: what a careful new user typed wrong (issue #14) must be refused whole,
+with the file and line it came from, before any run folder exists; what is right must plan as before."""
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+TOP = Path(__file__).resolve().parents[2]
+USAGE = 64
+
+
+def plan(tmp_path, campaign_text, *overrides, name="c.conf"):
+    conf = tmp_path / name
+    conf.write_bytes(campaign_text.encode())
+    out = tmp_path / "out"
+    done = subprocess.run([TOP / "harness" / "plan.sh", conf, out, *overrides],
+                          capture_output=True, text=True)
+    return done, out
+
+
+def plan_ids(out):
+    return (out / "plan").read_text().split()
+
+
+BASE = "axis kernel = baseline vswap\nworkload = swap-verify\n"
+
+
+@pytest.mark.parametrize("line, words", [
+    ("repetition = 3", ["repetition", "repetitions"]),
+    ("nosuchwl.SIZE_MB = 32", ["nosuchwl"]),
+    ("memory_max = 17179869184G", ["memory_max"]),
+    ("memory_max = 0", ["memory_max"]),
+    ("memory_max = 1", ["memory_max"]),
+    ("memory_max = 4K", ["memory_max"]),
+    ("memory_max =", ["memory_max"]),
+    ("vcpus = 100", ["vcpus"]),
+    ("zswap_pool_percent = 500", ["zswap_pool_percent"]),
+    ("zswap_compressor = nosuch", ["zswap_compressor", "nosuch"]),
+    ("rotational = 7", ["rotational"]),
+    ("SIZE_MB = abc", ["SIZE_MB", "abc"]),
+    ("kernel = nosuch", ["kernel", "nosuch"]),
+    ("= 5", ["key"]),
+    ("axis kernel = baseline baseline", ["baseline", "twice"]),
+])
+def test_a_bad_campaign_line_is_refused_with_its_place_and_nothing_is_planned(tmp_path, line, words):
+    # The bad line is the third: the message must say c.conf:3.
+    done, out = plan(tmp_path, f"workload = swap-verify\nbackend = zswap\n{line}\n")
+    assert done.returncode == USAGE, done.stderr
+    assert "c.conf:3" in done.stderr, done.stderr
+    for word in words:
+        assert word in done.stderr, done.stderr
+    assert "subscript" not in done.stderr
+    assert not (out / "runs").exists() and not (out / "plan").exists()
+
+
+def test_an_unknown_command_line_key_is_blamed_on_the_command_line(tmp_path):
+    done, _ = plan(tmp_path, BASE, "SIZE_GB=1")
+    assert done.returncode == USAGE
+    assert "command line" in done.stderr and "c.conf" not in done.stderr, done.stderr
+
+
+def test_a_bad_command_line_value_is_refused(tmp_path):
+    done, out = plan(tmp_path, BASE, "vcpus=0")
+    assert done.returncode == USAGE and "vcpus" in done.stderr, done.stderr
+    assert not (out / "runs").exists()
+
+
+def test_crlf_line_endings_plan_as_lf(tmp_path):
+    text = BASE + "swap-verify.SIZE_MB = 32\n"
+    (tmp_path / "lf").mkdir()
+    (tmp_path / "crlf").mkdir()
+    lf, lf_out = plan(tmp_path / "lf", text)
+    crlf, crlf_out = plan(tmp_path / "crlf", text.replace("\n", "\r\n"))
+    assert lf.returncode == crlf.returncode == 0, crlf.stderr
+    assert plan_ids(lf_out) == plan_ids(crlf_out)
+
+
+def test_every_warmup_has_its_own_run_id(tmp_path):
+    done, out = plan(tmp_path, BASE + "warmup = 2\n")
+    assert done.returncode == 0, done.stderr
+    ids = plan_ids(out)
+    assert len(ids) == 6 and len(set(ids)) == 6, ids
+
+
+def test_abba_order_and_config_hash_shared_by_kernels(tmp_path):
+    done, out = plan(tmp_path, BASE + "axis backend = zswap disk\nrepetitions = 2\n")
+    assert done.returncode == 0, done.stderr
+    ids = plan_ids(out)
+    order = [run_id.rsplit("-", 2)[0] for run_id in ids]
+    assert order == ["swap-verify-zswap-baseline", "swap-verify-zswap-vswap", "swap-verify-disk-baseline",
+                     "swap-verify-disk-vswap", "swap-verify-zswap-vswap", "swap-verify-zswap-baseline",
+                     "swap-verify-disk-vswap", "swap-verify-disk-baseline"]
+    assert json.loads((out / "campaign.json").read_text())["runs"] == ids
+    hashes = [run_id.rpartition("-")[2] for run_id in ids]
+    assert hashes[0] == hashes[1] == hashes[5] != hashes[2]
+
+
+def test_runs_differing_only_in_vcpus_are_two_configurations(tmp_path):
+    done, out = plan(tmp_path, BASE + "axis vcpus = 1 2\n")
+    assert done.returncode == 0, done.stderr
+    assert len({run_id.rpartition("-")[2] for run_id in plan_ids(out)}) == 2
+
+
+@pytest.mark.parametrize("conf", sorted(TOP.glob("campaigns/*.conf")) + sorted(TOP.glob("tests/campaigns/*.conf")),
+                         ids=lambda path: path.stem)
+def test_every_shipped_campaign_plans(tmp_path, conf):
+    done = subprocess.run([TOP / "harness" / "plan.sh", conf, tmp_path / "out"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) == len(plan_ids(tmp_path / "out")) > 0
+
+
+def test_run_ids_are_those_of_the_shell_planner(tmp_path):
+    # The first-look campaign as harness/plan.sh planned it before vswap_bench: --resume keeps working.
+    done, out = plan(tmp_path, (TOP / "campaigns" / "first-look.conf").read_text())
+    assert plan_ids(out) == ["swap-verify-zswap-baseline-r1-e1a50703", "swap-verify-zswap-vswap-r1-e1a50703",
+                             "swap-verify-disk-baseline-r1-6755b52b", "swap-verify-disk-vswap-r1-6755b52b"]
+
+
+def test_zram_with_a_compressor_its_backends_lack_is_refused(tmp_path):
+    # zram would refuse lz4 and run on lzo-rle while run.json said lz4.
+    done, out = plan(tmp_path, "workload = swap-verify\nbackend = zram\nzswap_compressor = lz4\n")
+    assert done.returncode == USAGE and "c.conf:3" in done.stderr and "zram" in done.stderr, done.stderr
+    assert not (out / "runs").exists()

@@ -1,0 +1,200 @@
+"""Campaign files: parsed, expanded into RunSpecs and checked whole before anything is written.
+
+Lines (harness/plan.sh's syntax, CRLF or LF):
+  axis KEY = V1 V2 ...        one run per value (several axes multiply)
+  axis WORKLOAD.KEY = V ...   an axis of that workload's runs only
+  KEY = VALUE                 a setting for every run (VALUE may hold spaces)
+  WORKLOAD.KEY = VALUE        a setting for that workload's runs only
+  BACKEND.KEY = VALUE         a setting for that backend's runs only
+  repetitions = N             repeat the whole matrix N times
+  warmup = N                  N discarded runs per kernel before the matrix
+Settings apply from the general to the particular (KEY, WORKLOAD.KEY, BACKEND.KEY), then the axes.  The
+kernel axis is interleaved: on even repetitions its order is reversed (ABBA), so slow drift of the host
+does not favour one kernel.  key=value overrides from the command line replace a setting and collapse an
+axis of the same key.
+"""
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import record
+from .runspec import RunSpec, resolve
+from .settings import (BACKENDS, CHECKS, PLAN_KEYS, Setting, UsageError, display_path, harness_defaults,
+                       is_setting_key, read_key_values, split_setting, workload_defaults, workload_names)
+
+COMMAND_LINE = "command line"
+# Counts the planner takes from a campaign rather than settings of a run: the least each may be, which is
+# also what a campaign that does not set it gets.
+COUNTS = {"repetitions": 1, "warmup": 0}
+# Settings that choose which runs exist; a scope cannot set them for some runs only.
+UNSCOPABLE = ("kernel", "workload") + PLAN_KEYS
+
+
+@dataclass
+class Campaign:
+    path: Path
+    settings: dict = field(default_factory=dict)  # key (WORKLOAD.KEY, ...) -> Setting
+    axes: dict = field(default_factory=dict)  # key -> [Setting, one per value], in file order
+    counts: dict = field(default_factory=lambda: {name: Setting(name, str(n), "default")
+                                                  for name, n in COUNTS.items()})
+    overrides: list = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    def count(self, name: str) -> int:
+        return int(self.counts[name].value)
+
+
+def parse_campaign(path: Path) -> Campaign:
+    campaign = Campaign(Path(path))
+    for number, text in read_key_values(campaign.path):
+        origin = f"{display_path(campaign.path)}:{number}"
+        keyword, _, rest = text.partition(" ")
+        if keyword == "axis" and rest.strip():
+            _add_axis(campaign, split_setting(rest, origin))
+        else:
+            _add_setting(campaign, split_setting(text, origin))
+    return campaign
+
+
+def apply_overrides(campaign: Campaign, arguments: list[str]):
+    """KEY=VALUE arguments over the file: each replaces a setting and collapses an axis of its key."""
+    for argument in arguments:
+        setting = split_setting(argument, f"{COMMAND_LINE} '{argument}'")
+        campaign.axes.pop(setting.key, None)
+        _add_setting(campaign, setting)
+        campaign.overrides.append(argument)
+
+
+def _add_axis(campaign: Campaign, axis: Setting):
+    _check_key(axis)
+    values = axis.value.split()
+    if axis.key in COUNTS or not values:
+        raise UsageError(f"{axis.origin}: 'axis {axis.key}' needs a setting and at least one value")
+    scope = axis.key.rpartition(".")[0]
+    if scope and scope not in workload_names():
+        raise UsageError(f"{axis.origin}: an axis can only be scoped by a workload, not '{scope}'")
+    for value in values:
+        if values.count(value) > 1:
+            raise UsageError(f"{axis.origin}: '{value}' is in the axis {axis.key} twice")
+    campaign.axes[axis.key] = [Setting(axis.key, value, axis.origin) for value in values]
+
+
+def _add_setting(campaign: Campaign, setting: Setting):
+    if setting.key in COUNTS:
+        low = COUNTS[setting.key]
+        if not setting.value.isdigit() or int(setting.value) < low:
+            raise UsageError(f"{setting.origin}: {setting.key} must be a whole number of at least {low}, "
+                             f"not '{setting.value}'")
+        campaign.counts[setting.key] = setting
+        return
+    _check_key(setting)
+    campaign.settings[setting.key] = setting
+
+
+def _check_key(setting: Setting):
+    """Refuses a key no run could use: an unknown setting or scope, a workload parameter its workload
+    lacks, a per-plan key."""
+    scope, _, key = setting.key.rpartition(".")
+    if key == "repetition":
+        raise UsageError(f"{setting.origin}: repetition is numbered by the plan; "
+                         f"the number of repetitions is 'repetitions'")
+    if is_setting_key(key) and key not in CHECKS:
+        raise UsageError(f"{setting.origin}: unknown setting '{key}' (settings: {' '.join(sorted(CHECKS))})")
+    if not scope:
+        return
+    if scope not in workload_names() and scope not in BACKENDS:
+        raise UsageError(f"{setting.origin}: '{scope}' in '{setting.key}' is neither a workload "
+                         f"({' '.join(workload_names())}) nor a backend ({' '.join(BACKENDS)})")
+    if key in UNSCOPABLE or (scope in BACKENDS and key == "backend"):
+        raise UsageError(f"{setting.origin}: {key} cannot be set for {scope}'s runs only")
+    if scope in workload_names() and key not in workload_defaults(scope):
+        raise UsageError(f"{setting.origin}: workload {scope} has no parameter '{key}'")
+
+
+def _unscoped(setting: Setting) -> Setting:
+    return Setting(setting.key.rpartition(".")[2], setting.value, setting.origin)
+
+
+class _Planner:
+    def __init__(self, campaign: Campaign):
+        self.campaign = campaign
+        settings = campaign.settings
+        self.default_workload = settings.get("workload") or harness_defaults()["workload"]
+        self.kernels = campaign.axes.get("kernel") or [settings.get("kernel") or harness_defaults()["kernel"]]
+        self.general = [s for key, s in settings.items() if "." not in key and key not in ("kernel", "workload")]
+
+    def workload_of(self, combo: list[Setting]) -> Setting:
+        return next((s for s in reversed(combo) if s.key == "workload"), self.default_workload)
+
+    def combos(self) -> list[list[Setting]]:
+        """Every assignment of the axes other than kernel; a WORKLOAD.KEY axis only in that workload's."""
+        combos = [[]]
+        for key, values in self.campaign.axes.items():
+            if key == "kernel":
+                continue
+            scope = key.rpartition(".")[0] or None
+            expanded = []
+            for combo in combos:
+                if scope is None or scope == self.workload_of(combo).value:
+                    expanded += [combo + [value] for value in values]
+                else:
+                    expanded.append(combo)
+            combos = expanded
+        return combos
+
+    def scoped(self, scope: str) -> list[Setting]:
+        return [_unscoped(s) for key, s in self.campaign.settings.items() if key.rpartition(".")[0] == scope]
+
+    def run(self, combo: list[Setting], kernel: Setting, repetition: int, warmup: bool) -> RunSpec:
+        workload = self.workload_of(combo)
+        axes = [_unscoped(s) for s in combo if s.key != "workload"]
+        # Any layer may choose the backend that BACKEND.KEY settings depend on: a first pass finds it.
+        backend = resolve([self.general, self.scoped(workload.value), axes], workload)["backend"]
+        layers = [self.general, self.scoped(workload.value), self.scoped(backend), axes,
+                  [kernel, Setting("repetition", str(repetition), "the plan"),
+                   Setting("warmup", "1" if warmup else "0", "the plan")]]
+        spec = resolve(layers, workload)
+        spec.check()
+        return spec
+
+    def runs(self) -> list[RunSpec]:
+        combos = self.combos()
+        runs = [self.run(combos[0], kernel, number, True)
+                for number in range(1, self.campaign.count("warmup") + 1) for kernel in self.kernels]
+        for repetition in range(1, self.campaign.count("repetitions") + 1):
+            order = self.kernels[::-1] if repetition % 2 == 0 else self.kernels
+            runs += [self.run(combo, kernel, repetition, False) for combo in combos for kernel in order]
+        seen = set()
+        for spec in runs:
+            if spec.run_id in seen:
+                raise UsageError(f"the plan has run {spec.run_id} twice: two axis values give the same settings")
+            seen.add(spec.run_id)
+        return runs
+
+
+def plan_runs(campaign: Campaign) -> list[RunSpec]:
+    """Every run of CAMPAIGN in execution order, each resolved and checked; UsageError on the first bad one."""
+    return _Planner(campaign).runs()
+
+
+def write_plan(campaign: Campaign, runs: list[RunSpec], out: Path):
+    """runs/<run-id>/params for each run (an existing one is kept: a resumed campaign keeps its results),
+    plan (the run ids in order) and campaign.json."""
+    for spec in runs:
+        run_dir = out / "runs" / spec.run_id
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if not (run_dir / "params").exists():
+            record.write_text_atomic(run_dir / "params", spec.params_text())
+    ids = [spec.run_id for spec in runs]
+    record.write_text_atomic(out / "plan", "".join(f"{run_id}\n" for run_id in ids))
+    record.write_json(out / "campaign.json", {
+        "campaign": out.name,
+        "file": str(campaign.path),
+        "overrides": campaign.overrides,
+        "repetitions": campaign.count("repetitions"),
+        "warmup": campaign.count("warmup"),
+        "kernels": [kernel.value for kernel in _Planner(campaign).kernels],
+        "runs": ids,
+    })

@@ -1,0 +1,117 @@
+"""How a run ended, decided from what the runner saw: a pure function, so every case is testable without a
+guest (tests/host/test_outcome.py replays serial logs of each kind).
+
+The agent sends framed records on the second serial port:
+  @@VB-BEGIN <name>
+  ...the record...
+  @@VB-END <name>
+A record without its END line was cut off by a crash or a kill; it is kept apart as partial.
+"""
+import json
+import re
+from dataclasses import dataclass, field
+
+from .status import Status
+
+# The kernel-log lines that mean the guest kernel crashed.
+CRASH_PATTERN = re.compile(r"Kernel panic - not syncing|Oops: |BUG: |general protection fault|kernel BUG at")
+# The swap disk's device failing a write (blk_print_req_error in block/blk-mq.c: a request QEMU completed
+# with an error): with werror=report (harness/qemu-run.sh) that is the host's disk running full, seen from
+# the guest, and the measurement is not of the kernel.  A kernel that writes where it must not gets no such
+# line (its bio fails in block/blk-core.c's end-of-device check, before the device), so this never hides a
+# kernel bug.
+SWAP_WRITE_ERROR = re.compile(r"I/O error, dev vdb, sector \d+ op 0x1:\(WRITE\)")
+# A WARN_ON: counted in qemu.json, not a crash.
+WARNING_PATTERN = re.compile(r"WARNING: CPU:")
+# printk's "[    1.234567] " time stamp.
+TIMESTAMP = re.compile(r"^\[[^]]*\] ")
+# timeout(1) exits 124 when the time ran out, 137 when QEMU needed its -k KILL too.
+TIMEOUT_EXITS = (124, 137)
+BEGIN, END = "@@VB-BEGIN ", "@@VB-END "
+
+
+@dataclass
+class Records:
+    complete: dict = field(default_factory=dict)  # name -> text
+    partial: dict = field(default_factory=dict)  # name -> the text that came before the guest died
+
+
+def split_records(channel: str) -> Records:
+    records = Records()
+    name, lines = None, []
+    for line in channel.splitlines():
+        if line.startswith(BEGIN):
+            if name is not None:
+                records.partial[name] = "".join(lines)
+            name, lines = line[len(BEGIN):].strip(), []
+        elif line.startswith(END) and name is not None:
+            records.complete[name] = "".join(lines)
+            records.partial.pop(name, None)
+            name = None
+        elif name is not None:
+            lines.append(line + "\n")
+    if name is not None:
+        records.partial[name] = "".join(lines)
+    return records
+
+
+@dataclass(frozen=True)
+class GuestEnd:
+    """What the runner knows once QEMU is gone."""
+    qemu_exit: int
+    interrupted: bool  # the runner got INT, TERM or HUP while QEMU ran
+    timeout_s: int
+    serial: str
+    records: Records
+    qemu_stderr: str = ""
+
+
+def first_line(pattern: re.Pattern, serial: str):
+    """The first console line PATTERN matches, without its time stamp; None if none does."""
+    for line in serial.splitlines():
+        if pattern.search(line):
+            return TIMESTAMP.sub("", line).strip()
+    return None
+
+
+def decide(end: GuestEnd) -> tuple[Status, str]:
+    """The run's status and the reason a person reads, in order of precedence: a signal to the runner,
+    QEMU's time running out, a kernel crash, then what the agent reported."""
+    records = end.records.complete
+    if end.interrupted:
+        return Status.INTERRUPTED, "stopped by a signal to the runner"
+    if end.qemu_exit in TIMEOUT_EXITS:
+        return Status.TIMEOUT, f"no power-off within {end.timeout_s}s"
+    crash = first_line(CRASH_PATTERN, end.serial)
+    if crash:
+        return Status.KERNEL_CRASH, crash
+    swap_error = first_line(SWAP_WRITE_ERROR, end.serial)
+    if swap_error:
+        return Status.FAILED_INFRA, (f"the host failed writes to the swap disk: {swap_error} (is the host's "
+                                     f"disk holding the run folder full?)")
+    for name, status in (("workload-timeout", Status.TIMEOUT), ("unsupported", Status.UNSUPPORTED),
+                         ("infra", Status.FAILED_INFRA)):
+        if name in records:
+            return status, records[name].strip()
+    if end.qemu_exit != 0:
+        last = end.qemu_stderr.strip().splitlines()[-1:] or [""]
+        return Status.FAILED_INFRA, f"qemu exited with {end.qemu_exit}: {last[0]}"
+    if "result.json" not in records:
+        return Status.FAILED_INFRA, "the guest powered off without a result"
+    try:
+        result = json.loads(records["result.json"])
+    except json.JSONDecodeError as error:
+        return Status.FAILED_INFRA, f"result.json is not valid JSON: {error}"
+    if not isinstance(result, dict):
+        return Status.FAILED_INFRA, "result.json is not a JSON object"
+    if "vswap-verify-failed" in records:
+        check = " ".join(records["vswap-verify-failed"].strip().splitlines()[:3])
+        return Status.FAILED_WORKLOAD, f"vswap/verify failed while the workload ran: {check}"
+    if result.get("workload_exit") != 0:
+        stderr = records.get("workload.stderr", "").strip().splitlines()
+        return Status.FAILED_WORKLOAD, " ".join(stderr[-3:]) or f"workload exit {result.get('workload_exit')}"
+    return Status.DONE, ""
+
+
+def kernel_warnings(serial: str) -> int:
+    return sum(1 for line in serial.splitlines() if WARNING_PATTERN.search(line))

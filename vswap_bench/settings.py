@@ -1,0 +1,195 @@
+"""Every setting a run has, its default and what values it takes: the one place that knows them.
+
+A run's values are the harness settings (lowercase keys; defaults in harness/defaults.conf, which the guest
+side shares) and its workload's parameters (UPPERCASE keys of workloads/NAME/workload.conf, whose lowercase
+keys override the harness defaults for that workload).  Values stay strings, as the params file and the
+guest's spec carry them; checking them is this module's job.
+"""
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+TOP = Path(__file__).resolve().parent.parent
+DEFAULTS_FILE = TOP / "harness" / "defaults.conf"
+WORKLOADS_DIR = TOP / "workloads"
+
+BACKENDS = ("disk", "zswap", "zswap-only", "zram", "none")
+# The kernels harness/build-kernel.sh builds (make kernel-NAME): a variant and an optional flavour.
+KERNEL_VARIANTS = tuple(f"{variant}{flavour}" for flavour in ("", "-debug", "-kasan")
+                        for variant in ("baseline", "vswap"))
+# The compressors the guest kernels have (kernel-patches/configs/guest.config: CRYPTO_LZO gives lzo and
+# lzo-rle, CRYPTO_LZ4 lz4); zram takes the same names.
+COMPRESSORS = ("lzo", "lzo-rle", "lz4")
+# zram has backends of its own: the guest kernels build only CONFIG_ZRAM_BACKEND_LZO (lzo and lzo-rle), and
+# zram keeps lzo-rle when it is given another name.
+ZRAM_COMPRESSORS = ("lzo", "lzo-rle")
+# tinyconfig with SMP leaves CONFIG_NR_CPUS at its x86_64 default: a guest never sees more CPUs than this.
+MAX_VCPUS = 64
+# Below this a memory.max OOM-kills the workload's own shell before the workload has started.
+MIN_MEMORY_MAX = 8 << 20
+# Boot, workload and collection all come out of the timeout (harness/run-one.sh keeps a tenth for the first
+# and last, at least 60 s).
+MIN_TIMEOUT_S = 90
+# Set per run by the planner, never by a campaign: the repetition number and whether it is a warm-up.
+PLAN_KEYS = ("repetition", "warmup")
+KEY_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+SIZE_PATTERN = re.compile(r"([0-9]+)([KkMmGg]?)")
+SIZE_UNITS = {"": 0, "k": 10, "m": 20, "g": 30}
+
+
+class UsageError(Exception):
+    """Bad input; the message names where it came from (FILE:LINE or the command line) and what is wrong."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One key=value as written somewhere, with where (FILE:LINE, "command line", ...) for error messages."""
+    key: str
+    value: str
+    origin: str
+
+
+def read_key_values(path: Path) -> list[tuple[int, str]]:
+    """(line number, text) of the lines of a key=value file that say something: CRLF or LF, blank lines and
+    #-comments left out, surrounding spaces removed."""
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read {path}: {error}") from None
+    lines = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if line and not line.startswith("#"):
+            lines.append((number, line))
+    return lines
+
+
+def split_setting(text: str, origin: str) -> Setting:
+    """KEY = VALUE (VALUE may hold spaces, or be in double quotes) as a Setting."""
+    key, equals, value = text.partition("=")
+    key, value = key.strip(), value.strip()
+    if not equals:
+        raise UsageError(f"{origin}: '{text}' is not KEY = VALUE")
+    if not key:
+        raise UsageError(f"{origin}: '{text}' has no key before '='")
+    if not KEY_PATTERN.fullmatch(key):
+        raise UsageError(f"{origin}: '{key}' is not a key (letters, digits, _ . -)")
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        value = value[1:-1]
+    return Setting(key, value, origin)
+
+
+def read_settings(path: Path) -> list[Setting]:
+    return [split_setting(text, f"{display_path(path)}:{number}") for number, text in read_key_values(path)]
+
+
+def display_path(path: Path) -> str:
+    """The path relative to the checkout when it is inside it: shorter messages."""
+    try:
+        return str(Path(path).resolve().relative_to(TOP))
+    except ValueError:
+        return str(path)
+
+
+@cache
+def harness_defaults() -> dict[str, Setting]:
+    return {setting.key: setting for setting in read_settings(DEFAULTS_FILE)}
+
+
+def workload_names() -> list[str]:
+    return sorted(conf.parent.name for conf in WORKLOADS_DIR.glob("*/workload.conf"))
+
+
+@cache
+def workload_defaults(workload: str) -> dict[str, Setting]:
+    """The harness defaults with the workload's workload.conf over them."""
+    conf = WORKLOADS_DIR / workload / "workload.conf"
+    if workload not in workload_names():
+        raise UsageError(f"unknown workload '{workload}' (workloads: {' '.join(workload_names())})")
+    values = dict(harness_defaults())
+    for setting in read_settings(conf):
+        if is_setting_key(setting.key) and setting.key not in values:
+            raise UsageError(f"{setting.origin}: unknown setting '{setting.key}'")
+        values[setting.key] = setting
+    return values
+
+
+def is_setting_key(key: str) -> bool:
+    """Lowercase keys are harness settings, UPPERCASE ones a workload's parameters."""
+    return any(char.islower() for char in key)
+
+
+def size_bytes(text: str):
+    """64M -> 67108864; None when TEXT is not a size."""
+    match = SIZE_PATTERN.fullmatch(text)
+    if not match:
+        return None
+    return int(match[1]) << SIZE_UNITS[match[2].lower()]
+
+
+def _whole(low: int, high=None):
+    def check(value: str):
+        if not re.fullmatch(r"[0-9]+", value) or int(value) < low or (high is not None and int(value) > high):
+            limit = f"from {low} to {high}" if high is not None else f"at least {low}"
+            return f"must be a whole number {limit}"
+        return None
+    return check
+
+
+def _one_of(*choices):
+    def check(value: str):
+        return None if value in choices else f"must be one of: {' '.join(choices)}"
+    return check
+
+
+def _size(minimum: int, *, may_be_max: bool, may_be_empty: bool = False):
+    def check(value: str):
+        if (may_be_max and value == "max") or (may_be_empty and value == ""):
+            return None
+        size = size_bytes(value)
+        if size is None:
+            return "must be a size like 64M" + (" or max" if may_be_max else "")
+        if size < minimum:
+            return f"must be at least {minimum >> 20}M" if minimum >= 1 << 20 else f"must be at least {minimum}"
+        return None
+    return check
+
+
+def _workload(value: str):
+    return None if value in workload_names() else f"is not a workload (one of: {' '.join(workload_names())})"
+
+
+# What each harness setting takes: a function returning why a value is wrong, or None.
+CHECKS = {
+    "kernel": _one_of(*KERNEL_VARIANTS),
+    "workload": _workload,
+    "backend": _one_of(*BACKENDS),
+    "on_unsupported": _one_of("skip", "run"),
+    "memory_max": _size(MIN_MEMORY_MAX, may_be_max=True),
+    "pressure": _one_of("cgroup", "global"),
+    "swap_max": _size(0, may_be_max=True, may_be_empty=True),
+    "zswap_max": _size(0, may_be_max=True, may_be_empty=True),
+    "vcpus": _whole(1, MAX_VCPUS),
+    "guest_mem_mb": _whole(1),
+    "swap_mb": _whole(1),
+    "timing": _one_of("realtime", "icount"),
+    "zswap_compressor": _one_of(*COMPRESSORS),
+    "zswap_pool_percent": _whole(1, 100),
+    "zram_size": _size(1, may_be_max=False),
+    "rotational": _one_of("0", "1"),
+    "timeout": _whole(MIN_TIMEOUT_S),
+    "verify_poll": _whole(0),
+    "repetition": _whole(1),
+    "warmup": _one_of("0", "1"),
+}
+
+
+def check_value(key: str, value: str, default: Setting):
+    """Why VALUE is wrong for KEY, or None.  A workload parameter whose default is a whole number must be
+    one too: its run script does arithmetic with it."""
+    if is_setting_key(key):
+        return CHECKS[key](value)
+    if re.fullmatch(r"[0-9]+", default.value) and not re.fullmatch(r"[0-9]+", value):
+        return f"must be a whole number (its default is {default.value}, {default.origin})"
+    return None

@@ -1,0 +1,32 @@
+"""How a run ended, and the exit code the runner gives for it (docs/results-format.md)."""
+import enum
+
+
+class Status(enum.Enum):
+    """Every status a run can have; `exit_code` is the runner's exit for it (None: not an ending)."""
+
+    def __new__(cls, label: str, exit_code):
+        member = object.__new__(cls)
+        member._value_ = label
+        member.exit_code = exit_code
+        return member
+
+    PLANNED = ("planned", None)
+    RUNNING = ("running", None)
+    DONE = ("done", 0)
+    FAILED_WORKLOAD = ("failed-workload", 1)
+    KERNEL_CRASH = ("kernel-crash", 2)
+    TIMEOUT = ("timeout", 3)
+    FAILED_INFRA = ("failed-infra", 4)
+    UNSUPPORTED = ("unsupported", 5)
+    # 128 + SIGINT, as a shell reports a command ^C stopped.
+    INTERRUPTED = ("interrupted", 130)
+
+
+# Bad input (a campaign file, a command line): the runner refuses it before anything runs.
+USAGE_EXIT = 64
+
+
+# A run that ended so is not run again by --resume (failed-infra and timeout are retried once).
+FINISHED = frozenset({Status.DONE.value, Status.UNSUPPORTED.value, Status.FAILED_WORKLOAD.value,
+                      Status.KERNEL_CRASH.value})
