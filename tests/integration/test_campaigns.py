@@ -290,11 +290,16 @@ def test_cgroup_selftests_run_and_report_every_case():
     assert out["totals"]["pass"] == results["pass"]
 
 
-def test_stress_run_is_clean():
-    run = verify_run("stress")
+def done_verify_run(workload):
+    """The result of the verify campaign's run of WORKLOAD, which must be done."""
+    run = verify_run(workload)
     status = load(run / "status.json")
     assert status["status"] == "done", f"{status['status']}: {status['reason']}"
-    result = load(run / "result.json")
+    return run, load(run / "result.json")
+
+
+def test_stress_run_is_clean():
+    _, result = done_verify_run("stress")
     out = result["output"]
     assert out["stress_ng_exit"] == 0 and out["final_swapoff_exit"] == 0
     assert all(n == 0 for n in out["dmesg"].values()), out["dmesg_matches"]
@@ -306,10 +311,7 @@ def test_stress_run_is_clean():
 
 
 def test_rewrite_race_keeps_every_page_and_every_descriptor_consistent():
-    run = verify_run("rewrite-race")
-    status = load(run / "status.json")
-    assert status["status"] == "done", f"{status['status']}: {status['reason']}"
-    result = load(run / "result.json")
+    run, result = done_verify_run("rewrite-race")
     out = result["output"]
     assert out["bad_pages"] == 0
     # Enough churn for the race to have its chances: every page rewritten
