@@ -17,9 +17,10 @@ from .pairing import varying_params  # noqa: E402
 
 DPI = 100
 JITTER_SEED = 1  # fixed, so a rebuilt report gives identical images
-# Swapoff workload convention: "swapoff_s" (time) and "swapped_mib" or "swapped_bytes" (size) in its output.
-SWAPOFF_TIME = re.compile(r"(?:^|\.)swapoff_s$")
-SWAPPED_SIZE = re.compile(r"(?:^|\.)swapped_(?:mib|bytes)$")
+# What workloads/swapoff writes: the swapoff command's wall time, and the anonymous memory it swapped out
+# (its SIZE_MB; the device's "used" would count only what reached the device, which differs by kernel).
+SWAPOFF_TIME = "output.swapoff.wall_s"
+SWAPPED_MIB = "output.anon.mib"
 
 
 def _kernel_colors(kernels) -> dict:
@@ -108,14 +109,14 @@ def overhead_plot(model: pd.DataFrame, measured: pd.DataFrame, swap_bytes: int, 
 
 
 def swapoff_plot(metrics: pd.DataFrame, out_dir: Path) -> list[Path]:
-    """Swapoff time vs swapped size, per kernel and backend (only when a workload reports both)."""
-    times = metrics[metrics["metric"].str.contains(SWAPOFF_TIME)]
-    sizes = metrics[metrics["metric"].str.contains(SWAPPED_SIZE)]
+    """Swapoff time vs swapped size, per kernel and backend, from the swapoff workload's runs."""
+    swapoff = metrics[metrics["workload"] == "swapoff"]
+    times = swapoff[swapoff["metric"] == SWAPOFF_TIME]
+    sizes = swapoff[swapoff["metric"] == SWAPPED_MIB]
     if times.empty or sizes.empty:
         return []
-    size_mib = sizes["value"] / np.where(sizes["metric"].str.endswith("bytes"), MIB, 1)
     points = times[["run_id", "kernel", "backend", "value"]].merge(
-        sizes[["run_id"]].assign(swapped_mib=size_mib.to_numpy()), on="run_id")
+        sizes[["run_id", "value"]].rename(columns={"value": "swapped_mib"}), on="run_id")
     colors = _kernel_colors(points["kernel"].unique())
     figure, axes = plt.subplots(figsize=(6, 4))
     for (kernel, backend), group in points.groupby(["kernel", "backend"]):
