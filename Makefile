@@ -39,7 +39,7 @@ help:
 	@echo "  checkpatch    checkpatch.pl of the extracted tree on every patch of PATCHES"
 	@echo "  build-check   every prefix of PATCHES builds; the series builds without"
 	@echo "                debugfs, on i386 (mm/), and with W=1 in mm/ (build/build-check;"
-	@echo "                about 2 min a prefix on 2 cores; FROM=N starts at patch N)"
+	@echo "                minutes a prefix on 2 cores; FROM=N starts at patch N)"
 	@echo "  report        rebuild the report of CAMPAIGN=results/<name>"
 	@echo "  clean         remove build outputs but keep the extracted tree and images"
 	@echo "  distclean     remove build/ entirely"
