@@ -170,6 +170,7 @@ CHECKS = {
     "pressure": _one_of("cgroup", "global"),
     "swap_max": _size(0, may_be_max=True, may_be_empty=True),
     "zswap_max": _size(0, may_be_max=True, may_be_empty=True),
+    "zswap_writeback": _one_of("0", "1"),
     "vcpus": _whole(1, MAX_VCPUS),
     "guest_mem_mb": _whole(1),
     "swap_mb": _whole(1),
@@ -180,6 +181,7 @@ CHECKS = {
     "rotational": _one_of("0", "1"),
     "timeout": _whole(MIN_TIMEOUT_S),
     "verify_poll": _whole(0),
+    "vswap_slots": _whole(0),
     "repetition": _whole(1),
     "warmup": _one_of("0", "1"),
 }
