@@ -12,8 +12,8 @@ Lines (harness/plan.sh's syntax, CRLF or LF):
                               KERNEL-aa, after the kernels in the order below
 Settings apply from the general to the particular (KEY, WORKLOAD.KEY, BACKEND.KEY), then the axes.  The
 kernel axis is interleaved: on even repetitions its order is reversed (ABBA), so slow drift of the host
-does not favour one kernel; A/A labels take part in that order like kernels.  key=value overrides from the command line replace a setting and collapse an
-axis of the same key.
+does not favour one kernel; A/A labels take part in that order like kernels.  key=value overrides from the
+command line replace a setting and collapse an axis of the same key.
 """
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,7 +115,8 @@ def _check_key(setting: Setting):
         raise UsageError(f"{setting.origin}: label is set by the plan; 'aa = KERNEL' runs KERNEL again "
                          f"under the label {aa_label('KERNEL')} (an A/A group)")
     if scope and key in PLAN_LEVEL:
-        raise UsageError(f"{setting.origin}: {key} is a key of the whole plan; it cannot be set for {scope}'s runs only")
+        raise UsageError(f"{setting.origin}: {key} is a key of the whole plan; "
+                         f"it cannot be set for {scope}'s runs only")
     if is_setting_key(key) and key not in CHECKS:
         raise UsageError(f"{setting.origin}: unknown setting '{key}' (settings: {' '.join(sorted(CHECKS))})")
     if not scope:
@@ -206,7 +207,8 @@ class _Planner:
                 for number in range(1, self.campaign.count("warmup") + 1) for kernel in self.kernels]
         for repetition in range(1, self.campaign.count("repetitions") + 1):
             order = self.order[::-1] if repetition % 2 == 0 else self.order
-            runs += [self.run(combo, kernel, repetition, False, label) for combo in combos for kernel, label in order]
+            runs += [self.run(combo, kernel, repetition, False, label)
+                     for combo in combos for kernel, label in order]
         seen = set()
         for spec in runs:
             if spec.run_id in seen:

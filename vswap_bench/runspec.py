@@ -47,8 +47,9 @@ class RunSpec:
     @property
     def config_hash(self) -> str:
         """The same on every kernel, repetition and warm-up of one configuration; any other setting
-        (vcpus and guest_mem_mb included) changes it; the A/A label does not.  The hash of the sorted key=value lines, as the
-        shell planner made it, so that run ids of campaigns planned before stay valid."""
+        (vcpus and guest_mem_mb included) changes it; the A/A label does not.  The hash of the sorted
+        key=value lines, as the shell planner made it, so that run ids of campaigns planned before stay
+        valid."""
         lines = sorted(f"{key}={value}\n" for key, value in self.values.items()
                        if key not in NOT_CONFIGURATION and (key, value) not in HASH_NEUTRAL)
         return hashlib.sha256("".join(lines).encode()).hexdigest()[:16]
