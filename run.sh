@@ -54,32 +54,34 @@ plan_out=$out
 if [ $dry_run = 1 ]; then plan_out=$(mktemp -d) && trap 'rm -rf "$plan_out"' EXIT; fi
 nruns=$("$VB_TOP/harness/plan.sh" "$file" "$plan_out" "${overrides[@]}") || exit 1
 
-# read_progress: every planned run's kernel, workload, backend, repetition,
-# status, whether it is finished and its estimated seconds (and from what:
-# its configuration's finished runs, its workload's or its timeout), in plan
+# read_progress: every planned run's kernel label, workload, backend,
+# repetition, status, whether it is finished, its estimated seconds (and from
+# what: its configuration's finished runs, its workload's or its timeout) and
+# the kernel build it boots (baseline for an A/A run labelled baseline-aa), in plan
 # order (this host's share of it with --shard), from vswap_bench (progress.py).  Finished runs are looked for under
 # RESULTS_DIR and build/test-results, where make test runs its campaigns.
 read_progress() {
-	local roots=("$RESULTS_DIR") id k w b r s f e by lines
+	local roots=("$RESULTS_DIR") id k w b r s f e by kb lines
 	[ "$BUILD_DIR/test-results" -ef "$RESULTS_DIR" ] || roots+=("$BUILD_DIR/test-results")
 	lines=$(vswap_bench progress "${shard[@]}" "$plan_out" "${roots[@]}") || die "cannot read the plan in $plan_out"
-	plan=() run_kernel=() run_workload=() run_backend=() run_rep=() run_status=() run_finished=() run_est=() run_est_by=()
-	while read -r id k w b r s f e by; do
+	plan=() run_kernel=() run_workload=() run_backend=() run_rep=() run_status=() run_finished=() run_est=() run_est_by=() run_build=()
+	while read -r id k w b r s f e by kb; do
 		plan+=("$id") run_kernel+=("$k") run_workload+=("$w") run_backend+=("$b") run_rep+=("$r")
-		run_status+=("$s") run_finished+=("$f") run_est+=("$e") run_est_by+=("$by")
+		run_status+=("$s") run_finished+=("$f") run_est+=("$e") run_est_by+=("$by") run_build+=("$kb")
 	done <<<"$lines"
 }
 read_progress
-kernels_needed=$(printf '%s\n' "${run_kernel[@]}" | sort -u)
+# Builds, not labels: an A/A label boots a kernel the campaign builds and pins once.
+kernels_needed=$(printf '%s\n' "${run_build[@]}" | sort -u)
 hms() { printf '%dh%02dm' $(($1 / 3600)) $(($1 % 3600 / 60)); }
 
 if [ $dry_run = 1 ]; then
 	total=0 same=0 workload=0 guessed=0
-	printf '%-60s %-10s %-12s %-10s %s\n' RUN KERNEL WORKLOAD BACKEND EST
+	printf '%-60s %-12s %-12s %-10s %s\n' RUN KERNEL WORKLOAD BACKEND EST
 	for i in "${!plan[@]}"; do
 		case ${run_est_by[i]} in config) same=$((same + 1)) ;; workload) workload=$((workload + 1)) ;; *) guessed=$((guessed + 1)) ;; esac
 		total=$((total + run_est[i]))
-		printf '%-60s %-10s %-12s %-10s %ss\n' "${plan[i]}" "${run_kernel[i]}" "${run_workload[i]}" "${run_backend[i]}" "${run_est[i]}"
+		printf '%-60s %-12s %-12s %-10s %ss\n' "${plan[i]}" "${run_kernel[i]}" "${run_workload[i]}" "${run_backend[i]}" "${run_est[i]}"
 	done
 	echo "$nruns runs; kernels: $(echo $kernels_needed); estimated $(hms $total) under this host's accelerator" \
 		"from finished runs in $RESULTS_DIR and $BUILD_DIR/test-results: $same runs by their configuration's" \

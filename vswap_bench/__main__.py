@@ -5,8 +5,9 @@
                                                checked, as sorted key=value lines
   progress [--shard K/N] OUT_DIR ROOT...       a line per planned run of OUT_DIR (of share K of N), in plan
                                                order: RUN_ID
-                                               KERNEL WORKLOAD BACKEND REPETITION STATUS FINISHED(0/1)
-                                               ESTIMATE_S ESTIMATE_BY, from the finished runs under ROOTs
+                                               LABEL WORKLOAD BACKEND REPETITION STATUS FINISHED(0/1)
+                                               ESTIMATE_S ESTIMATE_BY KERNEL, from the finished runs
+                                               under ROOTs (LABEL: KERNEL, or KERNEL-aa for an A/A run)
   run-record PARAMS RUN_DIR KERNEL_JSON IMAGE_JSON
                                                write RUN_DIR/run.json for the run PARAMS describes
   collect OUT_DIR --qemu-exit N --interrupted 0|1 --timeout S --host-seconds S --accelerator A
@@ -65,7 +66,7 @@ def progress(arguments):
         raise UsageError("usage: progress [--shard K/N] OUT_DIR ROOT...")
     for run in planned_runs(Path(arguments[0]), [Path(root) for root in arguments[1:]], shard):
         print(run.run_id, run.kernel, run.workload, run.backend, run.repetition, run.status,
-              int(run.status in FINISHED), run.estimate_s, run.estimate_by)
+              int(run.status in FINISHED), run.estimate_s, run.estimate_by, run.build)
 
 
 def run_record(arguments):

@@ -8,25 +8,32 @@ Lines (harness/plan.sh's syntax, CRLF or LF):
   BACKEND.KEY = VALUE         a setting for that backend's runs only
   repetitions = N             repeat the whole matrix N times
   warmup = N                  N discarded runs per kernel before the matrix
+  aa = KERNEL ...             the A/A group: each KERNEL (of the kernel axis) run again under the label
+                              KERNEL-aa, after the kernels in the order below
 Settings apply from the general to the particular (KEY, WORKLOAD.KEY, BACKEND.KEY), then the axes.  The
 kernel axis is interleaved: on even repetitions its order is reversed (ABBA), so slow drift of the host
-does not favour one kernel.  key=value overrides from the command line replace a setting and collapse an
-axis of the same key.
+does not favour one kernel; A/A labels take part in that order like kernels.  key=value overrides from the
+command line replace a setting and collapse an axis of the same key.
 """
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import record
 from .runspec import RunSpec, resolve
-from .settings import (BACKENDS, CHECKS, PLAN_KEYS, Setting, UsageError, display_path, harness_defaults,
-                       is_setting_key, read_key_values, split_setting, workload_defaults, workload_names)
+from .settings import (BACKENDS, CHECKS, PLAN_KEYS, Setting, UsageError, aa_label, display_path,
+                       harness_defaults, is_setting_key, read_key_values, split_setting, workload_defaults,
+                       workload_names)
 
 COMMAND_LINE = "command line"
 # Counts the planner takes from a campaign rather than settings of a run: the least each may be, which is
 # also what a campaign that does not set it gets.
 COUNTS = {"repetitions": 1, "warmup": 0}
+# The key of the A/A group: the kernels run a second time under their A/A label (settings.aa_label).
+AA = "aa"
+# Keys of the whole plan, not of a run: no axis, no scope.
+PLAN_LEVEL = tuple(COUNTS) + (AA,)
 # Settings that choose which runs exist; a scope cannot set them for some runs only.
-UNSCOPABLE = ("kernel", "workload") + PLAN_KEYS
+UNSCOPABLE = ("kernel", "workload") + PLAN_KEYS + PLAN_LEVEL
 
 
 @dataclass
@@ -37,6 +44,7 @@ class Campaign:
     counts: dict = field(default_factory=lambda: {name: Setting(name, str(n), "default")
                                                   for name, n in COUNTS.items()})
     overrides: list = field(default_factory=list)
+    aa: Setting = None  # the aa line: kernels given an A/A label, space-separated
 
     @property
     def name(self) -> str:
@@ -70,7 +78,7 @@ def apply_overrides(campaign: Campaign, arguments: list[str]):
 def _add_axis(campaign: Campaign, axis: Setting):
     _check_key(axis)
     values = axis.value.split()
-    if axis.key in COUNTS or not values:
+    if axis.key in PLAN_LEVEL or not values:
         raise UsageError(f"{axis.origin}: 'axis {axis.key}' needs a setting and at least one value")
     scope = axis.key.rpartition(".")[0]
     if scope and scope not in workload_names():
@@ -89,6 +97,9 @@ def _add_setting(campaign: Campaign, setting: Setting):
                              f"not '{setting.value}'")
         campaign.counts[setting.key] = setting
         return
+    if setting.key == AA:
+        campaign.aa = setting
+        return
     _check_key(setting)
     campaign.settings[setting.key] = setting
 
@@ -100,6 +111,12 @@ def _check_key(setting: Setting):
     if key == "repetition":
         raise UsageError(f"{setting.origin}: repetition is numbered by the plan; "
                          f"the number of repetitions is 'repetitions'")
+    if key == "label":
+        raise UsageError(f"{setting.origin}: label is set by the plan; 'aa = KERNEL' runs KERNEL again "
+                         f"under the label {aa_label('KERNEL')} (an A/A group)")
+    if scope and key in PLAN_LEVEL:
+        raise UsageError(f"{setting.origin}: {key} is a key of the whole plan; "
+                         f"it cannot be set for {scope}'s runs only")
     if is_setting_key(key) and key not in CHECKS:
         raise UsageError(f"{setting.origin}: unknown setting '{key}' (settings: {' '.join(sorted(CHECKS))})")
     if not scope:
@@ -124,6 +141,29 @@ class _Planner:
         self.default_workload = settings.get("workload") or harness_defaults()["workload"]
         self.kernels = campaign.axes.get("kernel") or [settings.get("kernel") or harness_defaults()["kernel"]]
         self.general = [s for key, s in settings.items() if "." not in key and key not in ("kernel", "workload")]
+        # The order of one repetition: (kernel, label) pairs, the kernels under their own name, then the A/A
+        # labels; the label is None for a kernel's own name.
+        self.order = [(kernel, None) for kernel in self.kernels] + self.aa_runs()
+
+    def aa_runs(self) -> list[tuple[Setting, Setting]]:
+        """(kernel, A/A label) of each kernel of the aa line, checked against the kernel axis."""
+        aa = self.campaign.aa
+        if aa is None:
+            return []
+        names = [kernel.value for kernel in self.kernels]
+        pairs = []
+        for value in aa.value.split():
+            problem = CHECKS["kernel"](value)
+            if problem:
+                raise UsageError(f"{aa.origin}: aa kernel {value!r} {problem}")
+            if value not in names:
+                raise UsageError(f"{aa.origin}: aa kernel {value!r} is not among the campaign's kernels "
+                                 f"({' '.join(names)}): an A/A group runs one of them again")
+            if aa.value.split().count(value) > 1:
+                raise UsageError(f"{aa.origin}: '{value}' is in aa twice")
+            kernel = self.kernels[names.index(value)]
+            pairs.append((kernel, Setting("label", aa_label(value), aa.origin)))
+        return pairs
 
     def workload_of(self, combo: list[Setting]) -> Setting:
         return next((s for s in reversed(combo) if s.key == "workload"), self.default_workload)
@@ -147,25 +187,28 @@ class _Planner:
     def scoped(self, scope: str) -> list[Setting]:
         return [_unscoped(s) for key, s in self.campaign.settings.items() if key.rpartition(".")[0] == scope]
 
-    def run(self, combo: list[Setting], kernel: Setting, repetition: int, warmup: bool) -> RunSpec:
+    def run(self, combo: list[Setting], kernel: Setting, repetition: int, warmup: bool,
+            label: Setting = None) -> RunSpec:
         workload = self.workload_of(combo)
         axes = [_unscoped(s) for s in combo if s.key != "workload"]
         # Any layer may choose the backend that BACKEND.KEY settings depend on: a first pass finds it.
         backend = resolve([self.general, self.scoped(workload.value), axes], workload)["backend"]
         layers = [self.general, self.scoped(workload.value), self.scoped(backend), axes,
                   [kernel, Setting("repetition", str(repetition), "the plan"),
-                   Setting("warmup", "1" if warmup else "0", "the plan")]]
+                   Setting("warmup", "1" if warmup else "0", "the plan")] + ([label] if label else [])]
         spec = resolve(layers, workload)
         spec.check()
         return spec
 
     def runs(self) -> list[RunSpec]:
         combos = self.combos()
+        # Warm-ups warm the builds: an A/A label boots a build already warmed.
         runs = [self.run(combos[0], kernel, number, True)
                 for number in range(1, self.campaign.count("warmup") + 1) for kernel in self.kernels]
         for repetition in range(1, self.campaign.count("repetitions") + 1):
-            order = self.kernels[::-1] if repetition % 2 == 0 else self.kernels
-            runs += [self.run(combo, kernel, repetition, False) for combo in combos for kernel in order]
+            order = self.order[::-1] if repetition % 2 == 0 else self.order
+            runs += [self.run(combo, kernel, repetition, False, label)
+                     for combo in combos for kernel, label in order]
         seen = set()
         for spec in runs:
             if spec.run_id in seen:
@@ -188,6 +231,7 @@ def write_plan(campaign: Campaign, runs: list[RunSpec], out: Path):
         if not (run_dir / "params").exists():
             record.write_text_atomic(run_dir / "params", spec.params_text())
     ids = [spec.run_id for spec in runs]
+    planner = _Planner(campaign)
     record.write_text_atomic(out / "plan", "".join(f"{run_id}\n" for run_id in ids))
     record.write_json(out / "campaign.json", {
         "campaign": out.name,
@@ -195,6 +239,7 @@ def write_plan(campaign: Campaign, runs: list[RunSpec], out: Path):
         "overrides": campaign.overrides,
         "repetitions": campaign.count("repetitions"),
         "warmup": campaign.count("warmup"),
-        "kernels": [kernel.value for kernel in _Planner(campaign).kernels],
+        "kernels": [kernel.value for kernel in planner.kernels],
+        "labels": [label.value if label else kernel.value for kernel, label in planner.order],
         "runs": ids,
     })

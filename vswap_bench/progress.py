@@ -20,13 +20,14 @@ from .status import Status
 @dataclass
 class PlannedRun:
     run_id: str
-    kernel: str
+    kernel: str  # the label the run is counted under (baseline-aa for an A/A run)
     workload: str
     backend: str
     repetition: str
     status: str
     estimate_s: int
     estimate_by: str  # config, workload or timeout
+    build: str  # the kernel it boots: what make builds and run.sh pins (baseline for baseline-aa)
 
     @property
     def config_key(self) -> str:
@@ -77,8 +78,8 @@ def planned_runs(out: Path, roots: list[Path], shard=None) -> list[PlannedRun]:
     run_ids = record.read_json(out / "campaign.json")["runs"]
     for run_id in shard_runs(run_ids, *shard) if shard else run_ids:
         spec = read_params(out / "runs" / run_id / "params")
-        run = PlannedRun(run_id, spec["kernel"], spec["workload"], spec["backend"], spec["repetition"],
-                         run_status(out / "runs" / run_id), int(spec["timeout"]), "timeout")
+        run = PlannedRun(run_id, spec.label, spec["workload"], spec["backend"], spec["repetition"],
+                         run_status(out / "runs" / run_id), int(spec["timeout"]), "timeout", spec["kernel"])
         for source, means in (("config", by_config[run.config_key]), ("workload", by_workload[run.workload])):
             if means:
                 run.estimate_s, run.estimate_by = int(fmean(means)), source

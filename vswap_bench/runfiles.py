@@ -14,7 +14,7 @@ from .runspec import RunSpec, read_params
 from .status import Status
 
 # Settings run.json carries as fields of their own; every other harness setting is under "settings".
-RUN_FIELDS = ("kernel", "workload", "backend", "memory_max", "pressure", "repetition", "warmup", "vcpus",
+RUN_FIELDS = ("kernel", "label", "workload", "backend", "memory_max", "pressure", "repetition", "warmup", "vcpus",
               "guest_mem_mb", "timing")
 # The names the agent gives its records become file names in the run folder: nothing else is stored.
 RECORD_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -33,7 +33,9 @@ def run_document(spec: RunSpec, run_dir: Path, kernel_record: dict, image_record
         "run_id": run_dir.name,
         "campaign": run_dir.parent.parent.name,
         "config_hash": spec.config_hash,
-        "kernel": spec["kernel"],
+        # The label the analysis counts the run under (baseline-aa for an A/A run), and the build it booted.
+        "kernel": spec.label,
+        "kernel_build": spec["kernel"],
         "kernel_id": kernel_record.get("kernel_id", ""),
         "workload": spec["workload"],
         "backend": spec["backend"],

@@ -3,15 +3,15 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .settings import (CHECKS, PLAN_KEYS, ZRAM_COMPRESSORS, Setting, UsageError, check_value, is_setting_key,
-                       read_settings, size_bytes, workload_defaults)
+from .settings import (CHECKS, PLAN_KEYS, ZRAM_COMPRESSORS, Setting, UsageError, aa_label, check_value,
+                       is_setting_key, read_settings, size_bytes, workload_defaults)
 
 # Settings added after campaigns were first planned, at the value that does what every run did before they
 # existed.  They stay out of the configuration hash at that value, so a campaign planned before them
 # resumes under the same run ids (--resume) instead of planning every run anew.
 HASH_NEUTRAL = {("pressure", "cgroup"), ("on_unsupported", "skip"), ("verify_poll", "0"), ("vswap_slots", "0"),
                 ("zswap_writeback", "1"), ("VMAS", "0"), ("VMA_PAGES", "4")}
-# Settings that tell apart runs of one configuration, not configurations.
+# Settings that tell apart runs of one configuration, not configurations (the A/A label among them).
 NOT_CONFIGURATION = ("kernel",) + PLAN_KEYS
 
 
@@ -40,10 +40,16 @@ class RunSpec:
         return self["warmup"] == "1"
 
     @property
+    def label(self) -> str:
+        """The kernel label the run is counted under: the kernel's name, or its A/A label."""
+        return self["label"] or self["kernel"]
+
+    @property
     def config_hash(self) -> str:
         """The same on every kernel, repetition and warm-up of one configuration; any other setting
-        (vcpus and guest_mem_mb included) changes it.  The hash of the sorted key=value lines, as the
-        shell planner made it, so that run ids of campaigns planned before stay valid."""
+        (vcpus and guest_mem_mb included) changes it; the A/A label does not.  The hash of the sorted
+        key=value lines, as the shell planner made it, so that run ids of campaigns planned before stay
+        valid."""
         lines = sorted(f"{key}={value}\n" for key, value in self.values.items()
                        if key not in NOT_CONFIGURATION and (key, value) not in HASH_NEUTRAL)
         return hashlib.sha256("".join(lines).encode()).hexdigest()[:16]
@@ -51,7 +57,7 @@ class RunSpec:
     @property
     def run_id(self) -> str:
         tag = f"warmup{self['repetition']}" if self.is_warmup else f"r{self['repetition']}"
-        return f"{self['workload']}-{self['backend']}-{self['kernel']}-{tag}-{self.config_hash[:8]}"
+        return f"{self['workload']}-{self['backend']}-{self.label}-{tag}-{self.config_hash[:8]}"
 
     def params_text(self) -> str:
         """The params file: every value, one key=value a line, sorted."""
@@ -64,6 +70,10 @@ class RunSpec:
             problem = check_value(key, setting.value, defaults[key])
             if problem:
                 raise UsageError(f"{setting.origin}: {key}={setting.value!r} {problem}")
+        label = self.settings["label"]
+        if label.value not in ("", self["kernel"], aa_label(self["kernel"])):
+            raise UsageError(f"{label.origin}: label={label.value!r} is neither kernel {self['kernel']}'s name "
+                             f"nor its A/A label {aa_label(self['kernel'])}")
         compressor = self.settings["zswap_compressor"]
         if self["backend"] == "zram" and compressor.value not in ZRAM_COMPRESSORS:
             raise UsageError(f"{compressor.origin}: backend=zram compresses with zswap_compressor, and the guest "

@@ -18,6 +18,19 @@ BACKENDS = ("disk", "zswap", "zswap-only", "zram", "none")
 # The kernels harness/build-kernel.sh builds (make kernel-NAME): a variant and an optional flavour.
 KERNEL_VARIANTS = tuple(f"{variant}{flavour}" for flavour in ("", "-debug", "-kasan")
                         for variant in ("baseline", "vswap"))
+# A campaign's A/A group (its 'aa = KERNEL' line) runs the build KERNEL a second time under this label, so
+# the analysis finds two labels with one kernel_id: an A/A pair (analysis/pairing.py).  The rule is here
+# only: the planner names the runs with it, RunSpec.check accepts no other label.
+AA_SUFFIX = "-aa"
+
+
+def aa_label(kernel: str) -> str:
+    """The label of KERNEL's A/A runs: baseline -> baseline-aa."""
+    return f"{kernel}{AA_SUFFIX}"
+
+
+# Every label a run can carry: a kernel's own name or its A/A label.
+KERNEL_LABELS = KERNEL_VARIANTS + tuple(aa_label(kernel) for kernel in KERNEL_VARIANTS)
 # The compressors the guest kernels have (kernel-patches/configs/guest.config: CRYPTO_LZO gives lzo and
 # lzo-rle, CRYPTO_LZ4 lz4); zram takes the same names.
 COMPRESSORS = ("lzo", "lzo-rle", "lz4")
@@ -31,8 +44,9 @@ MIN_MEMORY_MAX = 8 << 20
 # Boot, workload and collection all come out of the timeout (harness/run-one.sh keeps a tenth for the first
 # and last, at least 60 s).
 MIN_TIMEOUT_S = 90
-# Set per run by the planner, never by a campaign: the repetition number and whether it is a warm-up.
-PLAN_KEYS = ("repetition", "warmup")
+# Set per run by the planner, never by a campaign: the repetition number, whether it is a warm-up and the
+# kernel label of an A/A run ("" for the kernel's own name).
+PLAN_KEYS = ("repetition", "warmup", "label")
 KEY_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 SIZE_PATTERN = re.compile(r"([0-9]+)([KkMmGg]?)")
 SIZE_UNITS = {"": 0, "k": 10, "m": 20, "g": 30}
@@ -184,6 +198,7 @@ CHECKS = {
     "vswap_slots": _whole(0),
     "repetition": _whole(1),
     "warmup": _one_of("0", "1"),
+    "label": _one_of("", *KERNEL_LABELS),
 }
 
 

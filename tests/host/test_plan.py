@@ -42,6 +42,13 @@ BASE = "axis kernel = baseline vswap\nworkload = swap-verify\n"
     ("kernel = nosuch", ["kernel", "nosuch"]),
     ("= 5", ["key"]),
     ("axis kernel = baseline baseline", ["baseline", "twice"]),
+    # The A/A group: a kernel of the campaign (here only the default baseline), named once, set plan-wide.
+    ("aa = vswap", ["aa", "vswap", "baseline"]),
+    ("aa = nosuch", ["aa", "nosuch"]),
+    ("aa = baseline baseline", ["baseline", "twice"]),
+    ("zswap.aa = baseline", ["aa", "zswap"]),
+    ("axis aa = baseline", ["aa"]),
+    ("label = baseline-aa", ["label", "aa = KERNEL"]),
 ])
 def test_a_bad_campaign_line_is_refused_with_its_place_and_nothing_is_planned(tmp_path, line, words):
     # The bad line is the third: the message must say c.conf:3.
@@ -122,3 +129,49 @@ def test_zram_with_a_compressor_its_backends_lack_is_refused(tmp_path):
     done, out = plan(tmp_path, "workload = swap-verify\nbackend = zram\nzswap_compressor = lz4\n")
     assert done.returncode == USAGE and "c.conf:3" in done.stderr and "zram" in done.stderr, done.stderr
     assert not (out / "runs").exists()
+
+
+def test_aa_runs_the_kernel_again_under_its_aa_label_in_the_abba_order(tmp_path):
+    done, out = plan(tmp_path, BASE + "aa = baseline\nrepetitions = 2\nwarmup = 1\n")
+    assert done.returncode == 0, done.stderr
+    ids = plan_ids(out)
+    assert [run_id.rpartition("-")[0] for run_id in ids] == [
+        "swap-verify-zswap-baseline-warmup1", "swap-verify-zswap-vswap-warmup1",
+        "swap-verify-zswap-baseline-r1", "swap-verify-zswap-vswap-r1", "swap-verify-zswap-baseline-aa-r1",
+        "swap-verify-zswap-baseline-aa-r2", "swap-verify-zswap-vswap-r2", "swap-verify-zswap-baseline-r2"]
+    assert len(set(ids)) == len(ids)
+    # The label is no part of the configuration: one hash, the same as without the A/A group.
+    (tmp_path / "plain").mkdir()
+    _, plain = plan(tmp_path / "plain", BASE)
+    assert {run_id.rpartition("-")[2] for run_id in ids} == {plan_ids(plain)[0].rpartition("-")[2]}
+    params = (out / "runs" / ids[4] / "params").read_text().splitlines()
+    assert "kernel=baseline" in params and "label=baseline-aa" in params
+    plan_json = json.loads((out / "campaign.json").read_text())
+    assert plan_json["kernels"] == ["baseline", "vswap"]
+    assert plan_json["labels"] == ["baseline", "vswap", "baseline-aa"]
+
+
+def test_the_progress_lines_give_the_label_and_the_build_it_boots(tmp_path):
+    done, out = plan(tmp_path, BASE + "aa = baseline\n")
+    assert done.returncode == 0, done.stderr
+    lines = subprocess.run(["/usr/bin/python3", "-m", "vswap_bench", "progress", out, tmp_path], cwd=TOP,
+                           capture_output=True, text=True, check=True).stdout.splitlines()
+    assert [(line.split()[1], line.split()[-1]) for line in lines] == [
+        ("baseline", "baseline"), ("vswap", "vswap"), ("baseline-aa", "baseline")]
+
+
+def test_an_aa_kernel_a_command_line_kernel_drops_is_refused_at_the_aa_line(tmp_path):
+    done, out = plan(tmp_path, BASE + "aa = baseline\n", "kernel=vswap")
+    assert done.returncode == USAGE and "c.conf:3" in done.stderr and "aa" in done.stderr, done.stderr
+    assert not (out / "runs").exists()
+    done, _ = plan(tmp_path, BASE + "aa = baseline\n", "aa=")
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_params_file_with_another_kernels_label_is_refused(tmp_path):
+    done, out = plan(tmp_path, BASE + "aa = baseline\n")
+    params = next((out / "runs").glob("*-baseline-aa-*")) / "params"
+    params.write_text(params.read_text().replace("kernel=baseline", "kernel=vswap"))
+    checked = subprocess.run(["/usr/bin/python3", "-m", "vswap_bench", "params", params], cwd=TOP,
+                             capture_output=True, text=True)
+    assert checked.returncode == USAGE and "label" in checked.stderr, checked.stderr

@@ -242,3 +242,29 @@ def test_a_read_only_results_dir_is_refused_before_anything_runs(bench):
     assert done.returncode != 0
     assert f"cannot write in {bench.results}" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and "run 1/1" not in done.stderr
+
+
+def test_an_aa_group_boots_its_build_under_its_label_and_the_analysis_pairs_it_as_a_a(bench):
+    # Through the real writers (run-one.sh, vswap_bench run-record) and the analysis' loader.
+    import sys
+    sys.path.insert(0, str(TOP))
+    from analysis.loader import load_campaign
+    from analysis.pairing import aa_pairs
+
+    bench.guest("swap-verify", "clean")
+    conf = bench.campaign("axis kernel = baseline vswap\nworkload = swap-verify\naa = baseline\ntimeout = 90\n")
+    dry = bench.run(conf, "--dry-run")
+    assert dry.returncode == 0 and "kernels: baseline vswap;" in dry.stdout, dry.stdout + dry.stderr
+    assert "baseline-aa" in dry.stdout
+    done = bench.run(conf)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(path.name for path in (bench.results / "c" / "inputs" / "kernels").iterdir()) == ["baseline", "vswap"]
+    aa_run = next((bench.results / "c" / "runs").glob("swap-verify-zswap-baseline-aa-r1-*"))
+    document = json.loads((aa_run / "run.json").read_text())
+    assert (document["kernel"], document["kernel_build"], document["kernel_id"]) == \
+        ("baseline-aa", "baseline", "baseline-id")
+    assert "label" not in document["settings"]
+    assert "kernel 'baseline'" in (aa_run / "reproduce.sh").read_text()
+    loaded = load_campaign(bench.results / "c")
+    assert sorted(loaded.runs["kernel"]) == ["baseline", "baseline-aa", "vswap"]
+    assert aa_pairs(loaded.metrics) == [("baseline", "baseline-aa")]
