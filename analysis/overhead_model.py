@@ -200,7 +200,7 @@ def built_design(layout: dict) -> Design:
               "swap_address_space_pages", "xarray", "xa_node", "xa_chunk_size", "zswap_entry", "pointer"]
     vswap = bool(layout.get("vswap"))
     needed += (["vswap_rmap_bytes_per_slot", "swp_desc", "vswap_cluster", "vswap_cluster_nr",
-                "vswap_desc_array_bytes", "vswap_nr_slots"] if vswap
+                "vswap_desc_array_bytes"] if vswap
                else ["swap_cgroup", "swap_cgroup_per_page", "zeromap_word"])
     missing = [name for name in needed if name not in size]
     if missing:
@@ -253,8 +253,13 @@ def fixed_bytes(layout: dict) -> dict:
     size = layout["sizes"]
     fixed = {"swap_info_struct (per device)": size["swap_info_struct"]}
     if layout.get("vswap"):
-        fixed["virtual swap cache address spaces (at boot)"] = (
-            size["vswap_nr_slots"] // size["swap_address_space_pages"] * size["address_space"])
+        # A fixed virtual space (vswap_nr_slots), or one sized at boot from the memory, at least vswap_min_slots.
+        slots = size.get("vswap_nr_slots")
+        what = "virtual swap cache address spaces (at boot)"
+        if slots is None and "vswap_min_slots" in size:
+            slots, what = size["vswap_min_slots"], what + ", at least"
+        if slots is not None:
+            fixed[what] = slots // size["swap_address_space_pages"] * size["address_space"]
     return fixed
 
 

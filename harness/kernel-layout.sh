@@ -50,11 +50,21 @@ source_of() {
 	(cd "$obj" && realpath -e "$rel") || die "the source of mm/$1.o ($rel) is gone"
 }
 
+# The probes read the sources: they must be the ones the objects were built
+# from (a tree being re-patched for the next build is not).
+check_built_from() {
+	local src
+	src=$(source_of "$1")
+	[ ! "$src" -nt "$obj/mm/$1.o" ] ||
+		die "$src is newer than $obj/mm/$1.o: the tree changed since the build (rebuild, then run this again)"
+}
+
 # probe PROBE UNIT [EXTRA_FLAGS...]: compile harness/layout/PROBE.c with the
 # flags of mm/UNIT.o and print its markers as "NAME VALUE" lines.
 probe() {
 	local name=$1 unit=$2 command
 	shift 2
+	check_built_from "$unit"
 	command=$(saved_command "$unit")
 	if ! (cd "$obj" && eval "$command" -I"$probes" -DVB_SOURCE='"\"$(source_of "$unit")\""' "$@" \
 		-S -o "$tmp/$name.s" "$probes/$name.c") 2>"$tmp/$name.err"; then

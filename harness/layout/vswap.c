@@ -11,5 +11,11 @@ void vb_layout_vswap(void)
 	VB_LAYOUT(vswap_cluster_nr, VSWAP_CLUSTER_NR);
 	/* The descriptor array of a cluster, as desc_bytes counts it. */
 	VB_LAYOUT(vswap_desc_array_bytes, PAGE_ALIGN(VSWAP_DESC_BYTES));
-	VB_LAYOUT(vswap_nr_slots, VSWAP_NR_SLOTS);
+	/* The virtual space whose swap cache address spaces are set up at boot. */
+#ifdef VSWAP_NR_SLOTS
+	VB_LAYOUT(vswap_nr_slots, VSWAP_NR_SLOTS);	/* fixed */
+#endif
+#ifdef VSWAP_MIN_SLOTS
+	VB_LAYOUT(vswap_min_slots, VSWAP_MIN_SLOTS);	/* sized at boot, at least this */
+#endif
 }
