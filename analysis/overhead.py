@@ -19,7 +19,7 @@ def model_table(swap_bytes: int = DEFAULT_SWAP_BYTES, designs=DESIGNS, percents=
             entries = entries_at(percent, swap_bytes)
             row = {"scenario": scenario, "usage_percent": percent, "entries": entries}
             for design in designs:
-                row[design.key] = design.overhead_bytes(scenario, slots, entries) / MIB
+                row[design.key] = design.overhead_bytes(design.backend_for(scenario), slots, entries) / MIB
             rows.append(row)
     return pd.DataFrame(rows)
 

@@ -59,8 +59,11 @@ class Design:
     # ones): vswap's "zswap" scenario has no swapfile, which is our zswap-only backend.
     scenario_backends: tuple = ()
 
+    def backend_for(self, scenario: str) -> str:
+        """What the cover letter's SCENARIO is for this design (a backend for the built designs)."""
+        return dict(self.scenario_backends).get(scenario, scenario)
+
     def _bytes_per(self, per: str, scenario: str) -> float:
-        scenario = dict(self.scenario_backends).get(scenario, scenario)
         return sum(cost.bytes for cost in self.costs if cost.per == per and scenario in cost.scenarios)
 
     def static_bytes_per_slot(self, scenario: str) -> float:

@@ -18,7 +18,9 @@ def _reading(kernel_bytes: float, *, entries: int, vswap: bool, slab: bool, shad
                "zswap_pool_bytes": 60 * entries, "zswap_stored_pages": entries, "swap_used_kb": 4 * entries,
                "meminfo": meminfo}
     if vswap:
-        reading["vswap"] = {key: 0 for key in VSWAP_KEYS} | {"used": entries, "desc_bytes": 12288 * (entries // 512)}
+        clusters = -(-entries // 512) + 1  # and the spare
+        reading["vswap"] = {key: 0 for key in VSWAP_KEYS} | {"used": entries, "clusters": clusters,
+                                                             "desc_bytes": 12288 * clusters}
     if slab:
         reading["slab"] = {"radix_tree_node": int(shadow_bytes), "kmalloc-64": 65536}
     return reading
