@@ -20,7 +20,8 @@
  * read 0 still shows.  A read is taken by this process alone, from /proc and
  * debugfs, without starting any other process.
  *
- * A read: kernel_bytes, everything not free, not user memory and not the
+ * A read (after /proc/sys/vm/stat_refresh folds the per-CPU counter
+ * deltas): kernel_bytes, everything not free, not user memory and not the
  * zswap pool: MemTotal - MemFree - the per-CPU free lists (/proc/zoneinfo
  * "count:") - AnonPages - Cached - Buffers - SwapCached - PageTables - Zswap.
  * accounted_bytes, what the kernel attributes: Slab + VmallocUsed + Percpu
@@ -235,11 +236,29 @@ static long long read_swap_used_kb(void)
 	return vb_swap_used_kib();
 }
 
+/*
+ * Fold every CPU's pending counter deltas into the global counters meminfo
+ * shows (MemFree, Slab, ... lag by up to a threshold per CPU and zone
+ * otherwise).  The write fails with EINVAL when some counter is negative,
+ * after the refresh: that is ignored, as is a kernel without the file.
+ */
+static void refresh_counters(void)
+{
+	int fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+
+	if (fd < 0)
+		return;
+	if (write(fd, "1", 1) < 0)
+		errno = 0;
+	close(fd);
+}
+
 static void take_reading(struct reading *r)
 {
 	char path[128];
 	size_t i;
 
+	refresh_counters();
 	read_meminfo(r);
 	r->pcp_kb = read_pcp_kb();
 	r->zswap_pool_bytes = read_counter(ZSWAP_DEBUGFS "pool_total_size");
