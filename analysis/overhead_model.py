@@ -191,7 +191,7 @@ def built_design(layout: dict) -> Design:
     Per entry held out:
       both      the swap cache's xarray nodes, which keep the workingset shadow of a page reclaimed from
                 it (one xa_node per XA_CHUNK_SIZE entries once dense; the shadow-node shrinker, and so
-                drop_caches, may free them); zswap_entry for a page in zswap
+                drop_caches, may free them); for a page in zswap its zswap_entry and zsmalloc's handle
       baseline  the zswap tree's xarray nodes for a page in zswap
       vswap     the descriptor array (desc_array_bytes per cluster of vswap_cluster_nr slots: swp_desc
                 each, whole pages) and the cluster struct per cluster
@@ -219,6 +219,11 @@ def built_design(layout: dict) -> Design:
         entry(f"zswap_entry ({size['zswap_entry']} B slab object)", slab_footprint(size["zswap_entry"], page),
               ZSWAP_BACKENDS),
     ]
+    if "zs_handle" in size:
+        # zsmalloc's handle of each stored object, a slab object outside the pool's pages (zspage
+        # descriptors are shared by the objects of a zspage: left out).
+        costs.append(entry(f"zsmalloc handle ({size['zs_handle']} B slab object)",
+                           slab_footprint(size["zs_handle"], page), ZSWAP_BACKENDS))
     if vswap:
         per_cluster = size["vswap_cluster_nr"]
         costs += [

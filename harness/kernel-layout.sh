@@ -83,6 +83,7 @@ fi
 {
 	probe common swapfile "${extra[@]}"
 	probe zswap zswap
+	[ -f "$obj/mm/.zsmalloc.o.cmd" ] && probe zsmalloc zsmalloc
 	[ -f "$obj/mm/.swap_cgroup.o.cmd" ] && probe swap_cgroup swap_cgroup
 	$vswap && probe vswap vswap
 } >"$tmp/sizes"
