@@ -239,3 +239,34 @@ def point_estimates(reads: pd.DataFrame, fits: pd.DataFrame, swap_bytes: int = D
                      "usage_percent": point.percent,
                      "mib": (per_slot * slots + point.delta / point.entries * entries) / MIB})
     return pd.DataFrame(rows)
+
+
+def slab_changes(campaign_path, runs: pd.DataFrame, min_bytes: int = 16384) -> pd.DataFrame:
+    """Which slab caches moved (/proc/slabinfo in read 1 of each point): B - A at the largest swap area, per
+    slot, and C at the largest share held - C(0 %), per entry; mean over the runs of a kernel_id and
+    backend, caches that moved by at least MIN_BYTES.  Merged caches show under the name of the first."""
+    rows = []
+    done = runs[(runs["workload"] == WORKLOAD) & (runs["status"] == STATUS_DONE)]
+    for run in done.itertuples():
+        output = _output(campaign_path, run.run_id)
+        if output is None:
+            continue
+        pairs = []
+        sizes = sorted(output["static"].values(), key=lambda size: size["swap_slots"])
+        if sizes and sizes[-1]["swap_slots"]:
+            pairs.append(("B - A per slot", sizes[-1]["A"], sizes[-1]["B"], sizes[-1]["swap_slots"]))
+        points = sorted(output.get("dynamic", {}).get("points", {}).values(), key=lambda point: point["percent"])
+        if len(points) > 1 and points[-1]["entries"]:
+            pairs.append(("C - C(0 %) per entry", points[0]["C"], points[-1]["C"], points[-1]["entries"]))
+        for what, before, after, count in pairs:
+            slab_before, slab_after = before.get("1", {}).get("slab", {}), after.get("1", {}).get("slab", {})
+            for cache in set(slab_before) | set(slab_after):
+                delta = slab_after.get(cache, 0) - slab_before.get(cache, 0)
+                rows.append({"kernel": run.kernel, "kernel_id": run.kernel_id, "backend": run.backend,
+                             "change": what, "cache": cache, "bytes": delta, "per": delta / count})
+    if not rows:
+        return pd.DataFrame(columns=["kernel", "kernel_id", "backend", "change", "cache", "bytes", "per"])
+    table = pd.DataFrame(rows).groupby(["kernel", "kernel_id", "backend", "change", "cache"],
+                                       as_index=False)[["bytes", "per"]].mean()
+    return table[table["bytes"].abs() >= min_bytes].sort_values(["kernel", "backend", "change", "bytes"],
+                                                              ascending=[True, True, True, False])

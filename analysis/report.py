@@ -9,7 +9,7 @@ from .loader import Campaign
 from .metrics import undeclared_measurements
 from .overhead import components_table, cover_letter_check, model_table
 from .overhead_measured import (
-    AGREEMENT, measured_fits, overhead_reads, point_estimates, scaled_table,
+    AGREEMENT, measured_fits, overhead_reads, point_estimates, scaled_table, slab_changes,
 )
 from .overhead_model import DESIGNS, GIB, built_layouts, fixed_bytes
 from .pairing import split_config
@@ -186,7 +186,7 @@ def _layout_text(measured_ids: dict) -> str:
 
 
 def overhead_section(model: pd.DataFrame, swap_bytes: int, fits: pd.DataFrame, scaled: pd.DataFrame,
-                     images: list) -> Section:
+                     images: list, slabs: pd.DataFrame = None) -> Section:
     section = Section("Memory overhead")
     check = cover_letter_check()
     verdict = "reproduces all" if check["matches"].all() else "DOES NOT reproduce all"
@@ -221,6 +221,9 @@ def overhead_section(model: pd.DataFrame, swap_bytes: int, fits: pd.DataFrame, s
                          f"(model {row.model_bytes_per_entry:.3f}); of {row.measured_total_bytes:.0f} B measured at "
                          f"S={row.max_slots:.0f}, N={row.max_entries:.0f} the model does not explain "
                          f"{row.unexplained_bytes:.0f} B.")
+    if slabs is not None and len(slabs):
+        section.table(slabs.applymap(lambda value: f"{value:.3f}" if isinstance(value, float) else str(value)),
+                      "Slab caches that moved (/proc/slabinfo, read 1; 'per' is bytes per slot or per entry)")
     shown = scaled.drop(columns=[c for c in scaled.columns if c.endswith((" low", " high"))])
     section.table(shown.applymap(lambda value: f"{value:.2f}" if isinstance(value, float) else str(value)),
                   f"{swap_bytes / GIB:g} GiB: the built model and the measured fit (MiB; zswap-only has no device)")
@@ -265,7 +268,8 @@ def build_report(campaign: Campaign, base: str = "baseline", new: str = "vswap",
         overhead_section(model, swap_bytes, fits, scaled,
                          plots.overhead_plot(model, swap_bytes, out_dir)
                          + plots.overhead_measured_plot(scaled, point_estimates(reads, fits, swap_bytes), swap_bytes,
-                                                        out_dir)),
+                                                        out_dir),
+                         slab_changes(campaign.path, campaign.runs)),
     ]
     swapoff_images = plots.swapoff_plot(metrics, out_dir)
     if swapoff_images:

@@ -22,7 +22,8 @@ def _reading(kernel_bytes: float, *, entries: int, vswap: bool, slab: bool, shad
         reading["vswap"] = {key: 0 for key in VSWAP_KEYS} | {"used": entries, "clusters": clusters,
                                                              "desc_bytes": 12288 * clusters}
     if slab:
-        reading["slab"] = {"radix_tree_node": int(shadow_bytes), "kmalloc-64": 65536}
+        # The swap cache's nodes of a dense xarray: 576 B per 64 entries.
+        reading["slab"] = {"radix_tree_node": (1 << 20) + 576 * (entries // 64), "kmalloc-64": 65536}
     return reading
 
 

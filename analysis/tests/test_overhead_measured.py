@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from analysis.overhead_measured import (
-    agreement, dynamic_deltas, fit_line, measured_fits, output_reads, point_estimates, scaled_table, static_deltas,
+    agreement, dynamic_deltas, fit_line, measured_fits, output_reads, point_estimates, scaled_table, slab_changes,
+    static_deltas,
 )
 from analysis.overhead_model import (
     BUILT_DESIGNS, GIB, LAYOUTS_DIR, MIB, LayoutError, built_design, built_layouts, design_for_kernel, read_layout,
@@ -122,6 +123,17 @@ def test_point_estimates_scale_each_point(fits):
     assert set(points["usage_percent"]) == {25, 50, 75, 100}
     top = points[points["usage_percent"] == 100]["mib"].item()
     assert top == pytest.approx(fits.loc[("vswap", "disk"), "slot_slope"] * 8 + 33.39 * 8, rel=0.01)
+
+
+def test_slab_changes_name_the_caches_that_grew(tmp_path):
+    from analysis.tests.synthetic import write_run
+    from analysis.loader import load_campaign
+    campaign = tmp_path / "c"
+    write_run(campaign, kernel="vswap", backend="disk", workload="overhead", repetition=1, real_s=1, sys_s=1,
+              output=overhead_output(per_slot=5, per_entry=33, vswap=True))
+    changes = slab_changes(campaign, load_campaign(campaign).runs).set_index(["change", "cache"])
+    assert changes.loc[("C - C(0 %) per entry", "radix_tree_node"), "per"] == pytest.approx(9, abs=0.01)
+    assert ("C - C(0 %) per entry", "kmalloc-64") not in changes.index
 
 
 # --- the model of the kernels as built ---------------------------------------------------------------
