@@ -129,7 +129,11 @@ def overhead_measured_plot(scaled: pd.DataFrame, points: pd.DataFrame, swap_byte
         axes.set_title(f"{backend}, {swap_bytes / (1 << 30):g} GiB swap")
         axes.set_xlabel("swap usage (%)")
     all_axes[0].set_ylabel("swap metadata (MiB)")
-    all_axes[-1].legend(fontsize="small")
+    legend = {}
+    for axes in all_axes:  # every kernel's entries, whichever panel has them
+        for handle, label in zip(*axes.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    all_axes[0].legend(legend.values(), legend.keys(), fontsize="small")
     return [_save(figure, out_dir / "overhead-measured.png")]
 
 
