@@ -163,7 +163,7 @@ static long long read_counter(const char *path)
 static const char *const meminfo_keys[] = {
 	"MemTotal", "MemFree", "AnonPages", "Cached", "Buffers", "SwapCached",
 	"PageTables", "Slab", "SReclaimable", "SUnreclaim", "VmallocUsed", "Percpu",
-	"KernelStack", "Zswap", "Zswapped", "Shmem", NULL,
+	"KernelStack", "Zswap", "Zswapped", "Shmem", "Writeback", NULL,
 };
 #define NR_MEMINFO (sizeof(meminfo_keys) / sizeof(meminfo_keys[0]) - 1)
 
@@ -337,6 +337,27 @@ static int cmp_ll(const void *a, const void *b)
  * reads 1..R each after a sync and a drop_caches.  Returns the median
  * kernel_bytes of reads 1..R.
  */
+/*
+ * Pages written to the disk stay under writeback (with their bios and
+ * requests) for a while after MADV_PAGEOUT returns: wait for them, up to
+ * 30 s, so that a point reads the entries at rest.  Returns the seconds
+ * waited.
+ */
+static double wait_writeback(void)
+{
+	double start = vb_now();
+	struct reading r;
+	int i;
+
+	for (i = 0; i < 300; i++) {
+		read_meminfo(&r);
+		if (meminfo_of(&r, "Writeback") == 0)
+			break;
+		usleep(100 * 1000);
+	}
+	return vb_now() - start;
+}
+
 static long long take_point(struct vb_json *j, const char *key, const struct options *o)
 {
 	struct reading r;
@@ -345,6 +366,7 @@ static long long take_point(struct vb_json *j, const char *key, const struct opt
 	int i;
 
 	vb_json_object(j, key);
+	vb_json_real(j, "writeback_wait_s", wait_writeback());
 	take_reading(&r);
 	json_reading(j, "0", &r, 0);
 	for (i = 1; i <= o->reads; i++) {
