@@ -59,7 +59,7 @@ def overhead_output(*, per_slot: float, per_entry: float, sizes_mb=(256, 1024, 4
     for percent in percents:
         target = hold_pages * percent // 100
         entries = max(target - resident, 0) if percent else 0
-        point = {"percent": percent, "target_pages": target, "entries": entries, "resident_pages": target - entries,
+        point = {"percent": percent, "evict_errno": 0, "target_pages": target, "entries": entries, "resident_pages": target - entries,
                  "pageout_tries": 1, "fill_s": 0.1 * percent / 100,
                  "C": _point(on + per_entry * entries, rng, noise, reads, entries=entries, vswap=vswap,
                              shadow=shadow)}
