@@ -47,6 +47,8 @@ class Cost:
     bytes: float            # per swapfile slot (per="slot") or per used entry (per="entry")
     per: str                # "slot" or "entry"
     scenarios: frozenset
+    # Workingset shadows in the swap cache's xarray: the shadow-node shrinker (drop_caches) may free them.
+    shadow: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,8 +71,10 @@ class Design:
     def static_bytes_per_slot(self, scenario: str) -> float:
         return self._bytes_per("slot", scenario)
 
-    def bytes_per_entry(self, scenario: str) -> float:
-        return self._bytes_per("entry", scenario)
+    def bytes_per_entry(self, scenario: str, shadows: bool = True) -> float:
+        """Per entry; without the shadow nodes (shadows=False) as after drop_caches."""
+        return self._bytes_per("entry", scenario) - (0 if shadows else sum(
+            cost.bytes for cost in self.costs if cost.per == "entry" and cost.shadow and scenario in cost.scenarios))
 
     def overhead_bytes(self, scenario: str, swap_slots: int, entries: int) -> float:
         return self.static_bytes_per_slot(scenario) * swap_slots + self.bytes_per_entry(scenario) * entries
@@ -214,8 +218,8 @@ def built_design(layout: dict) -> Design:
         slot(f"swap_map ({size['swap_map_bytes_per_slot']} B/slot)", size["swap_map_bytes_per_slot"], WITH_DEVICE),
         slot(f"cluster_info ({size['swap_cluster_info']} B per {size['swapfile_cluster']} slots)",
              size["swap_cluster_info"] / size["swapfile_cluster"], WITH_DEVICE),
-        entry(f"swap cache xarray nodes ({size['xa_node']} B per {size['xa_chunk_size']} entries, shadows)",
-              xa_node, ALL_BACKENDS),
+        Cost(f"swap cache xarray nodes ({size['xa_node']} B per {size['xa_chunk_size']} entries, shadows)",
+             xa_node, "entry", ALL_BACKENDS, shadow=True),
         entry(f"zswap_entry ({size['zswap_entry']} B slab object)", slab_footprint(size["zswap_entry"], page),
               ZSWAP_BACKENDS),
     ]
