@@ -62,11 +62,14 @@ check_built_from() {
 # probe PROBE UNIT [EXTRA_FLAGS...]: compile harness/layout/PROBE.c with the
 # flags of mm/UNIT.o and print its markers as "NAME VALUE" lines.
 probe() {
-	local name=$1 unit=$2 command
+	local name=$1 unit=$2 source
+	local -a command
 	shift 2
 	check_built_from "$unit"
-	command=$(saved_command "$unit")
-	if ! (cd "$obj" && eval "$command" -I"$probes" -DVB_SOURCE='"\"$(source_of "$unit")\""' "$@" \
+	source=$(source_of "$unit")
+	# The saved line is shell words as make ran them (-DKBUILD_MODFILE='"mm/x"'): split them the same way.
+	eval "command=($(saved_command "$unit"))"
+	if ! (cd "$obj" && "${command[@]}" -I"$probes" "-DVB_SOURCE=\"$source\"" "$@" \
 		-S -o "$tmp/$name.s" "$probes/$name.c") 2>"$tmp/$name.err"; then
 		cat "$tmp/$name.err" >&2
 		die "the $name probe does not compile against $kdir"
