@@ -62,7 +62,8 @@ def overhead_output(*, per_slot: float, per_entry: float, sizes_mb=(256, 1024, 4
         point = {"percent": percent, "evict_errno": 0, "target_pages": target, "entries": entries, "resident_pages": target - entries,
                  "pageout_tries": 1, "fill_s": 0.1 * percent / 100,
                  "C": _point(on + per_entry * entries, rng, noise, reads, entries=entries, vswap=vswap,
-                             shadow=shadow)}
+                             shadow=shadow),
+                 "faulted_back": 0}
         points[str(percent)] = point
         first = first if first is not None else point
     c = [np.median([p["C"][str(r)]["kernel_bytes"] for r in range(1, reads + 1)]) for p in points.values()]
