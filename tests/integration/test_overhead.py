@@ -40,13 +40,17 @@ def done(kernel, backend):
     return result, result["output"]
 
 
+def after_drop(point):
+    """The reads 1..R of a point (read 0 is before drop_caches; other members are not reads)."""
+    return [key for key in point if key.isdigit() and key != "0"]
+
+
 def mean(point, field="kernel_bytes", reads=None):
-    keys = [key for key in point if key != "0"] if reads is None else reads
-    return float(np.mean([point[key][field] for key in keys]))
+    return float(np.mean([point[key][field] for key in (after_drop(point) if reads is None else reads)]))
 
 
 def meminfo_mean(point, key):
-    return float(np.mean([point[read]["meminfo"][key] for read in point if read != "0"]))
+    return float(np.mean([point[read]["meminfo"][key] for read in after_drop(point)]))
 
 
 def static_delta(size, field="kernel_bytes"):
