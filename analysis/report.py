@@ -225,7 +225,9 @@ def overhead_section(model: pd.DataFrame, swap_bytes: int, fits: pd.DataFrame, s
                          f"drop_caches frees; before it {row.bytes_per_entry_before_drop:.3f}, model "
                          f"{row.model_bytes_per_entry:.3f}); of {row.measured_total_bytes:.0f} B measured at "
                          f"S={row.max_slots:.0f}, N={row.max_entries:.0f} the model does not explain "
-                         f"{row.unexplained_bytes:.0f} B.")
+                         f"{row.unexplained_bytes:.0f} B"
+                         + (f" ({row.slot_intercept:.0f} B of them the fit's fixed cost of a swapon)."
+                            if row.slot_intercept == row.slot_intercept else "."))
     if slabs is not None and len(slabs):
         section.table(slabs.applymap(lambda value: f"{value:.3f}" if isinstance(value, float) else str(value)),
                       "Slab caches that moved (/proc/slabinfo, read 1; 'per' is bytes per slot or per entry)")
