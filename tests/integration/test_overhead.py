@@ -17,7 +17,7 @@ from test_campaigns import RESULTS, check_nothing_left_after_swapoff, load, runs
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from analysis.loader import load_campaign  # noqa: E402
 from analysis.overhead_measured import measured_fits, overhead_reads  # noqa: E402
-from analysis.overhead_model import design_for_kernel  # noqa: E402
+from analysis.overhead_model import built_layouts, design_for_kernel  # noqa: E402
 
 CAMPAIGN = "overhead"
 # The swap slot caches (64 a vCPU) and an LRU batch (31 a vCPU) may keep a few pages from MADV_PAGEOUT.
@@ -121,12 +121,13 @@ def test_dynamic_cost_grows_with_the_entries(kernel, backend):
 
 @pytest.mark.parametrize("backend", ["disk", "zswap", "zswap-only"])
 def test_vswap_descriptors_are_exact(backend):
-    """desc_bytes counts whole descriptor arrays: 3 pages per cluster of 512 entries, one per entry."""
+    """desc_bytes counts whole descriptor arrays, one a cluster (12 KiB for 512 entries as built now)."""
+    sizes = built_layouts()["vswap"]["sizes"]
     _, out = done("vswap", backend)
     for point in out["dynamic"]["points"].values():
         counters = point["C"]["1"]["vswap"]
-        assert counters["desc_bytes"] == counters["clusters"] * 12288
-        assert counters["clusters"] * 512 >= counters["used"] >= point["entries"]
+        assert counters["desc_bytes"] == counters["clusters"] * sizes["vswap_desc_array_bytes"]
+        assert counters["clusters"] * sizes["vswap_cluster_nr"] >= counters["used"] >= point["entries"]
 
 
 def test_vswap_zswap_only_has_no_per_slot_cost():
