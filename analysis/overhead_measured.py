@@ -237,7 +237,7 @@ def point_estimates(reads: pd.DataFrame, fits: pd.DataFrame, swap_bytes: int = D
     dynamic = dynamic[dynamic["entries"] > 0]
     if dynamic.empty or fits.empty:
         return pd.DataFrame(columns=["kernel", "kernel_id", "backend", "usage_percent", "mib"])
-    slot = fits.set_index(["kernel_id", "backend"])["slot_slope"]
+    slot = fits.groupby(["kernel_id", "backend"])["slot_slope"].first()
     rows = []
     for point in dynamic.itertuples():
         slots = 0 if point.backend == "zswap-only" else swap_slots(swap_bytes)
