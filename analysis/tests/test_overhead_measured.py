@@ -236,3 +236,8 @@ def test_fixture_has_the_shape_the_real_program_writes(tmp_path):
     # The fixture always writes a vswap object when asked to; the host has no vswap debugfs.
     assert shape(real) == shape(fixture)
     assert real["static"]["0"]["swap_slots"] == 0 and real["dynamic"]["points"]["100"]["target_pages"] == 1024
+    # The analysis takes the real program's document as it is (no swap here: no slots, maybe no entries).
+    reads = reads_of({("vswap", "zswap-only", 1): real})
+    assert set(reads["phase"]) == {"A", "B", "C"} and set(reads["read"]) == {0, 1, 2}
+    fit = measured_fits(reads).iloc[0]
+    assert fit["max_slots"] == 0 and np.isnan(fit["slot_slope"]) and fit["kernel_id"] == KERNELS["vswap"]
