@@ -200,8 +200,9 @@ def agreement(fits: pd.DataFrame) -> pd.DataFrame:
 
 def scaled_table(fits: pd.DataFrame, swap_bytes: int = DEFAULT_SWAP_BYTES, percents=USAGE_PERCENTS,
                  designs=BUILT_DESIGNS) -> pd.DataFrame:
-    """The cover letter's table at SWAP_BYTES, per backend and usage: each built model's MiB and, beside it,
-    the measured MiB (fitted bytes per slot x slots + bytes per entry x entries) with its interval.
+    """The cover letter's table at SWAP_BYTES, per backend and usage: each built model's MiB (whole, and
+    without the swap cache's shadow nodes drop_caches may free) and, beside it, the measured MiB (fitted bytes
+    per slot x slots + bytes per entry x entries, after drop_caches, with its interval; and before it).
     zswap-only has no device: no slots.  A kernel without a measured row shows NaN."""
     rows = []
     for backend in BUILT_SCENARIOS:
@@ -214,6 +215,9 @@ def scaled_table(fits: pd.DataFrame, swap_bytes: int = DEFAULT_SWAP_BYTES, perce
                 supported = backend != "zswap-only" or name.startswith("vswap")
                 row[f"{name} model (MiB)"] = (design.overhead_bytes(backend, slots, entries) / MIB
                                               if supported else np.nan)
+                row[f"{name} model without shadow nodes (MiB)"] = (
+                    (design.static_bytes_per_slot(backend) * slots
+                     + design.bytes_per_entry(backend, shadows=False) * entries) / MIB if supported else np.nan)
                 measured = fits[(fits["kernel"] == name) & (fits["backend"] == backend)] if len(fits) else fits
                 if len(measured):
                     fit = measured.iloc[0]
@@ -221,6 +225,8 @@ def scaled_table(fits: pd.DataFrame, swap_bytes: int = DEFAULT_SWAP_BYTES, perce
                     low_slot = 0 if slots == 0 else fit["slot_ci_low"]
                     high_slot = 0 if slots == 0 else fit["slot_ci_high"]
                     row[f"{name} measured (MiB)"] = (per_slot * slots + fit["entry_slope"] * entries) / MIB
+                    row[f"{name} measured before drop_caches (MiB)"] = (
+                        per_slot * slots + fit["bytes_per_entry_before_drop"] * entries) / MIB
                     row[f"{name} measured low"] = (low_slot * slots + fit["entry_ci_low"] * entries) / MIB
                     row[f"{name} measured high"] = (high_slot * slots + fit["entry_ci_high"] * entries) / MIB
                     row[f"{name} kernel_id"] = fit["kernel_id"]

@@ -104,8 +104,9 @@ def overhead_plot(model: pd.DataFrame, swap_bytes: int, out_dir: Path) -> list[P
 
 
 def overhead_measured_plot(scaled: pd.DataFrame, points: pd.DataFrame, swap_bytes: int, out_dir: Path) -> list[Path]:
-    """Per backend: each built kernel's model line, its measured fit (dashed, 95 % band) and every measured
-    point scaled to the same swap size (markers)."""
+    """Per backend: each built kernel's model line (dotted: without the swap cache's shadow nodes, which
+    drop_caches may free), its measured fit after drop_caches (dashed, 95 % band) and every measured point
+    scaled to the same swap size (markers)."""
     if points.empty and not any(column.endswith("measured (MiB)") and scaled[column].notna().any()
                                 for column in scaled.columns):
         return []
@@ -117,6 +118,8 @@ def overhead_measured_plot(scaled: pd.DataFrame, points: pd.DataFrame, swap_byte
         for name in names:
             color = colors[name]
             axes.plot(rows["usage_percent"], rows[f"{name} model (MiB)"], "-", color=color, label=f"{name} model")
+            axes.plot(rows["usage_percent"], rows[f"{name} model without shadow nodes (MiB)"], ":", color=color,
+                      label=f"{name} model without shadow nodes")
             if rows[f"{name} measured (MiB)"].notna().any():
                 axes.plot(rows["usage_percent"], rows[f"{name} measured (MiB)"], "--", color=color,
                           label=f"{name} measured fit")

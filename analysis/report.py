@@ -233,7 +233,8 @@ def overhead_section(model: pd.DataFrame, swap_bytes: int, fits: pd.DataFrame, s
                       "Slab caches that moved (/proc/slabinfo, read 1; 'per' is bytes per slot or per entry)")
     shown = scaled.drop(columns=[c for c in scaled.columns if c.endswith((" low", " high"))])
     section.table(shown.applymap(lambda value: f"{value:.2f}" if isinstance(value, float) else str(value)),
-                  f"{swap_bytes / GIB:g} GiB: the built model and the measured fit (MiB; zswap-only has no device)")
+                  f"{swap_bytes / GIB:g} GiB: the built model and the measured fit (MiB; zswap-only has no device; "
+                  "'measured' is after drop_caches, to hold against the model without shadow nodes)")
     for image in images:
         section.image(image.name, "overhead vs usage: model lines; measured fits dashed with 95 % band, points x")
     return section
