@@ -19,7 +19,7 @@ GUEST_BINS := $(addprefix $(GUEST_BIN_DIR)/,$(GUEST_PROGS))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(HOST_TEST_DIR)/%,$(wildcard tests/unit/*.c))
 
 .PHONY: help setup kernels kernel-baseline kernel-vswap kernels-debug kernel-baseline-debug kernel-vswap-debug \
-	kernels-kasan kernel-baseline-kasan kernel-vswap-kasan \
+	kernels-kasan kernel-baseline-kasan kernel-vswap-kasan kernel-layout \
 	guest-bin image \
 	test unit-test integration-test checkpatch build-check report clean distclean
 
@@ -34,6 +34,8 @@ help:
 	@echo "                (build/kernels/{baseline,vswap}-debug; a campaign's kernel=vswap-debug)"
 	@echo "  kernels-kasan the debug kernels plus KASAN (kernel-patches/configs/kasan.config;"
 	@echo "                a build of about an hour on 2 cores; kernel=vswap-kasan)"
+	@echo "  kernel-layout the swap structure sizes of the built kernels (from their obj/ trees,"
+	@echo "                nothing rebuilt) into build/kernels/NAME/layout.json and analysis/layouts/"
 	@echo "  image         build the guest image (build/image/)"
 	@echo "  test          unit tests, analysis tests, then the QEMU integration tests"
 	@echo "  checkpatch    checkpatch.pl of the extracted tree on every patch of PATCHES"
@@ -59,6 +61,15 @@ kernels-kasan: kernel-baseline-kasan kernel-vswap-kasan
 kernel-baseline-debug kernel-vswap-debug kernel-baseline-kasan kernel-vswap-kasan:
 	harness/setup.sh --check
 	harness/build-kernel.sh $(subst -, ,$(patsubst kernel-%,%,$@))
+
+# The overhead model (analysis/overhead_model.py) reads analysis/layouts/NAME.json:
+# the sizes of the kernels as built, refreshed here from each built kernel.
+LAYOUT_KERNELS ?= baseline vswap
+kernel-layout:
+	@for k in $(LAYOUT_KERNELS); do \
+		harness/kernel-layout.sh $(BUILD_DIR)/kernels/$$k && \
+		cp $(BUILD_DIR)/kernels/$$k/layout.json analysis/layouts/$$k.json || exit 1; \
+	done
 
 guest-bin: $(GUEST_BINS)
 .SECONDEXPANSION:

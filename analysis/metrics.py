@@ -7,9 +7,12 @@ Only what the workload declares in workloads/<name>/metrics.conf gets a directio
 (verdicts.py); every other output number is descriptive (higher_is_better None), shown but never judged.
 
 metrics.conf: one declaration a line, `PATTERN UNIT BETTER ROLE`, # starts a comment.
-  PATTERN  a metric name; `*` stands for one dotted component (a job name, a mode)
+  PATTERN  a metric name; `*` stands for one dotted component (a job name, a mode), a last `**` for one or
+           more
   UNIT     as shown in the tables
-  BETTER   higher | lower | none (declared descriptive: a count, a spread, a histogram bucket)
+  BETTER   higher | lower | none (declared descriptive: a count, a spread, a histogram bucket) | raw (no
+           metric at all: raw readings the workload's own analysis reads from result.json, which would
+           only flood the tables; left out of the tidy metrics)
   ROLE     headline (the metric the workload exists to measure) or -
 A core metric listed there takes the file's unit, direction and role.
 """
@@ -23,7 +26,8 @@ USEC_PER_S = 1e6
 CORE_METRICS = ("real", "sys", "user", "cpu")
 WORKLOADS_DIR = Path(__file__).resolve().parent.parent / "workloads"
 DECLARATIONS_FILE = "metrics.conf"
-BETTER = {"higher": True, "lower": False, "none": None}
+RAW = "raw"
+BETTER = {"higher": True, "lower": False, "none": None, RAW: RAW}
 ROLES = ("headline", "-")
 # A list of dicts whose items carry one of these string fields is keyed by it, not by position: fio's jobs
 # by "jobname" (and its disk_util by "name"), so that a job keeps its name whatever the order of the job file.
@@ -60,7 +64,10 @@ class Declaration(NamedTuple):
 
 
 def _pattern(text: str) -> re.Pattern:
-    return re.compile("[^.]+".join(map(re.escape, text.split("*"))))
+    tail = ""
+    if text.endswith(".**"):
+        text, tail = text[:-3], r"(\.[^.]+)+"
+    return re.compile("[^.]+".join(map(re.escape, text.split("*"))) + tail)
 
 
 def read_declarations(path: Path) -> list[Declaration]:
@@ -200,4 +207,4 @@ def metric_rows(result: dict) -> list[MetricRow]:
     rows = list(_core_rows(result))
     outputs = flatten_numeric(result.get("output"), "output")
     rows += [MetricRow(path, value, guess_unit(path), None) for path, value in outputs]
-    return [_declared(workload, row) for row in rows]
+    return [row for row in map(lambda row: _declared(workload, row), rows) if row.higher_is_better != RAW]

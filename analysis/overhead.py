@@ -1,26 +1,14 @@
-"""Memory-overhead tables: the analytic model per design, and measured per-entry bytes beside it.
+"""Memory-overhead tables of the analytic model, per design (the cover letter's shape).
 
-Measured values come from a workload that writes, in its result.json "output":
-    {"overhead": {"swap_slots": S, "entries": N, "static_bytes": B-A, "dynamic_bytes": C-B}}
-where A, B, C are the snapshots of docs/vswap-6.12-design.md section 5 (before swapon, after swapon,
-with N entries held swapped out) and S is the size of the swapfile it used, in 4 KiB slots.
-The loader flattens these into the metrics below; no other part of the analysis needs to know them.
+What the overhead workload measured, fitted and set beside the model of the kernels as built, is
+analysis/overhead_measured.py's.
 """
 import pandas as pd
 
 from .overhead_model import (
-    COVER_LETTER_DESIGNS, DEFAULT_SWAP_BYTES, DESIGNS, MIB, SCENARIOS, USAGE_PERCENTS,
-    design_for_kernel, entries_at, swap_slots,
+    COVER_LETTER_DESIGNS, DEFAULT_SWAP_BYTES, DESIGNS, MIB, SCENARIOS, USAGE_PERCENTS, entries_at, swap_slots,
 )
 from .reference import published_overhead
-
-MEASURED_FIELDS = {
-    "swap_slots": "output.overhead.swap_slots",
-    "entries": "output.overhead.entries",
-    "static_bytes": "output.overhead.static_bytes",
-    "dynamic_bytes": "output.overhead.dynamic_bytes",
-}
-
 
 def model_table(swap_bytes: int = DEFAULT_SWAP_BYTES, designs=DESIGNS, percents=USAGE_PERCENTS) -> pd.DataFrame:
     """Rows: scenario x usage %, columns: total overhead in MiB per design (cover letter shape)."""
@@ -31,7 +19,7 @@ def model_table(swap_bytes: int = DEFAULT_SWAP_BYTES, designs=DESIGNS, percents=
             entries = entries_at(percent, swap_bytes)
             row = {"scenario": scenario, "usage_percent": percent, "entries": entries}
             for design in designs:
-                row[design.key] = design.overhead_bytes(scenario, slots, entries) / MIB
+                row[design.key] = design.overhead_bytes(design.backend_for(scenario), slots, entries) / MIB
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -57,34 +45,3 @@ def cover_letter_check() -> pd.DataFrame:
     return published.drop(columns="source")
 
 
-def measured_runs(metrics: pd.DataFrame) -> pd.DataFrame:
-    """One row per run that reported overhead fields: measured bytes per slot/entry and the model's."""
-    wanted = metrics[metrics["metric"].isin(MEASURED_FIELDS.values())]
-    if wanted.empty:
-        return pd.DataFrame()
-    wide = wanted.pivot_table(index=["run_id", "kernel", "backend"], columns="metric", values="value").reset_index()
-    wide = wide.rename(columns={metric: name for name, metric in MEASURED_FIELDS.items()})
-    wide["static_bytes_per_slot"] = wide["static_bytes"] / wide["swap_slots"]
-    wide["bytes_per_entry"] = wide["dynamic_bytes"] / wide["entries"].where(wide["entries"] > 0)
-    models = [design_for_kernel(kernel) for kernel in wide["kernel"]]
-    wide["model"] = [design.key if design else "" for design in models]
-    wide["model_static_bytes_per_slot"] = [
-        design.static_bytes_per_slot(backend) if design and backend in SCENARIOS else float("nan")
-        for design, backend in zip(models, wide["backend"])
-    ]
-    wide["model_bytes_per_entry"] = [
-        design.bytes_per_entry(backend) if design and backend in SCENARIOS else float("nan")
-        for design, backend in zip(models, wide["backend"])
-    ]
-    return wide
-
-
-def measured_table(metrics: pd.DataFrame) -> pd.DataFrame:
-    """Measured vs model per kernel and backend (mean over runs)."""
-    runs = measured_runs(metrics)
-    if runs.empty:
-        return runs
-    columns = ["static_bytes_per_slot", "model_static_bytes_per_slot", "bytes_per_entry", "model_bytes_per_entry"]
-    table = runs.groupby(["kernel", "backend", "model"])[columns].mean()
-    table["runs"] = runs.groupby(["kernel", "backend", "model"]).size()
-    return table.reset_index()

@@ -13,8 +13,16 @@ Sources:
       cluster header per 512 slots).
   stock-6.12, port-phase1, port-phase2: docs/vswap-6.12-design.md section 5 (sizes for x86_64, 4 KiB
       pages, non-debug config). Per-CPU caches are ignored: they do not scale with the swap size.
+      The two port rows are the design doc's *plan* (bitmaps instead of swap_map, lazy reverse-map chunks,
+      the swap cache in the descriptor), not the code we build: labelled "planned".
+  built:baseline, built:vswap: the kernels as built, every size read from the build itself
+      (analysis/layouts/NAME.json, written by harness/kernel-layout.sh from the kernel's obj/ tree; `make
+      kernel-layout` refreshes them): built_design() says which structure is paid per slot and per entry.
+      These are the rows the measured overhead is held against.
 """
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 MIB, GIB = 1 << 20, 1 << 30
 PAGE_SIZE = 4096
@@ -39,6 +47,8 @@ class Cost:
     bytes: float            # per swapfile slot (per="slot") or per used entry (per="entry")
     per: str                # "slot" or "entry"
     scenarios: frozenset
+    # Workingset shadows in the swap cache's xarray: the shadow-node shrinker (drop_caches) may free them.
+    shadow: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,13 @@ class Design:
     label: str
     source: str
     costs: tuple
+    # The backend each cover-letter scenario stands for, for designs whose costs name backends (the built
+    # ones): vswap's "zswap" scenario has no swapfile, which is our zswap-only backend.
+    scenario_backends: tuple = ()
+
+    def backend_for(self, scenario: str) -> str:
+        """What the cover letter's SCENARIO is for this design (a backend for the built designs)."""
+        return dict(self.scenario_backends).get(scenario, scenario)
 
     def _bytes_per(self, per: str, scenario: str) -> float:
         return sum(cost.bytes for cost in self.costs if cost.per == per and scenario in cost.scenarios)
@@ -54,8 +71,10 @@ class Design:
     def static_bytes_per_slot(self, scenario: str) -> float:
         return self._bytes_per("slot", scenario)
 
-    def bytes_per_entry(self, scenario: str) -> float:
-        return self._bytes_per("entry", scenario)
+    def bytes_per_entry(self, scenario: str, shadows: bool = True) -> float:
+        """Per entry; without the shadow nodes (shadows=False) as after drop_caches."""
+        return self._bytes_per("entry", scenario) - (0 if shadows else sum(
+            cost.bytes for cost in self.costs if cost.per == "entry" and cost.shadow and scenario in cost.scenarios))
 
     def overhead_bytes(self, scenario: str, swap_slots: int, entries: int) -> float:
         return self.static_bytes_per_slot(scenario) * swap_slots + self.bytes_per_entry(scenario) * entries
@@ -129,22 +148,154 @@ def port_design(phase: int) -> Design:
         ]
     else:
         costs.append(entry("swp_desc with swap cache (24 B)", 24))
-    return Design(f"port-phase{phase}", f"vswap port phase {phase} (6.12)", "docs/vswap-6.12-design.md sections 2 and 5",
-                  tuple(costs))
+    return Design(f"port-phase{phase}", f"vswap port phase {phase} (6.12, planned)",
+                  "docs/vswap-6.12-design.md sections 2 and 5 (the plan, not the built code)", tuple(costs))
 
 
 PORT_PHASE1 = port_design(1)
 PORT_PHASE2 = port_design(2)
-DESIGNS = (V3_OLD, V3_VSWAP, STOCK_612, PORT_PHASE1, PORT_PHASE2)
 COVER_LETTER_DESIGNS = (V3_OLD, V3_VSWAP)
+PLANNED_DESIGNS = (PORT_PHASE1, PORT_PHASE2)
 
-# Which model a measured kernel should be held against (kernel label prefix -> design).
-KERNEL_DESIGNS = {"baseline": STOCK_612, "vswap": PORT_PHASE1}
+# --- the kernels as built -------------------------------------------------------------------------------
+LAYOUTS_DIR = Path(__file__).resolve().parent / "layouts"
+# The backends of a measured run, as scenarios of a built design: zswap keeps a device (the old designs'
+# zswap scenario), zswap-only has none (vswap only).
+BUILT_SCENARIOS = ("disk", "zswap", "zswap-only")
+WITH_DEVICE = frozenset({"disk", "zswap"})
+ALL_BACKENDS = frozenset(BUILT_SCENARIOS)
+ZSWAP_BACKENDS = frozenset({"zswap", "zswap-only"})
 
 
-def design_for_kernel(kernel: str):
-    for prefix, design in KERNEL_DESIGNS.items():
-        if kernel.startswith(prefix):
+class LayoutError(ValueError):
+    """A layout file that lacks a size the model needs."""
+
+
+def read_layout(path) -> dict:
+    layout = json.loads(Path(path).read_text())
+    if not isinstance(layout.get("sizes"), dict):
+        raise LayoutError(f"{path}: no sizes")
+    return layout
+
+
+def slab_footprint(object_bytes: int, page_size: int) -> float:
+    """Bytes an object of a slab cache takes, its slab's unused tail shared out (order-0 packing; the
+    orders SLUB picks for these sizes pack the same)."""
+    return page_size / (page_size // object_bytes)
+
+
+def built_design(layout: dict) -> Design:
+    """The costs of the kernel LAYOUT describes, every size from the build (harness/kernel-layout.sh).
+
+    Per slot of a device (paid at swapon, SSD as the harness's disk is: cluster_info):
+      both      swap_map, cluster_info per SWAPFILE_CLUSTER slots
+      baseline  swap_cgroup (pages of records, and a pointer per page of them), the zero map (a bitmap),
+                a swap cache address_space and a zswap tree (xarray) per SWAP_ADDRESS_SPACE_PAGES
+      vswap     the reverse map (an element per slot)
+    Per entry held out:
+      both      the swap cache's xarray nodes, which keep the workingset shadow of a page reclaimed from
+                it (one xa_node per XA_CHUNK_SIZE entries once dense; the shadow-node shrinker, and so
+                drop_caches, may free them); for a page in zswap its zswap_entry and zsmalloc's handle
+      baseline  the zswap tree's xarray nodes for a page in zswap
+      vswap     the descriptor array (desc_array_bytes per cluster of vswap_cluster_nr slots: swp_desc
+                each, whole pages) and the cluster struct per cluster
+    Fixed, not scaled (left out of the totals): swap_info_struct, per-CPU cluster state, and on vswap the
+    swap cache address spaces of the whole virtual space, set up at boot (fixed_bytes()).
+    """
+    size = dict(layout["sizes"])
+    needed = ["page_size", "swap_map_bytes_per_slot", "swap_cluster_info", "swapfile_cluster", "address_space",
+              "swap_address_space_pages", "xarray", "xa_node", "xa_chunk_size", "zswap_entry", "pointer"]
+    vswap = bool(layout.get("vswap"))
+    needed += (["vswap_rmap_bytes_per_slot", "swp_desc", "vswap_cluster", "vswap_cluster_nr",
+                "vswap_desc_array_bytes"] if vswap
+               else ["swap_cgroup", "swap_cgroup_per_page", "zeromap_word"])
+    missing = [name for name in needed if name not in size]
+    if missing:
+        raise LayoutError(f"layout of {layout.get('name')} lacks {missing}")
+    page = size["page_size"]
+    xa_node = slab_footprint(size["xa_node"], page) / size["xa_chunk_size"]
+    costs = [
+        slot(f"swap_map ({size['swap_map_bytes_per_slot']} B/slot)", size["swap_map_bytes_per_slot"], WITH_DEVICE),
+        slot(f"cluster_info ({size['swap_cluster_info']} B per {size['swapfile_cluster']} slots)",
+             size["swap_cluster_info"] / size["swapfile_cluster"], WITH_DEVICE),
+        Cost(f"swap cache xarray nodes ({size['xa_node']} B per {size['xa_chunk_size']} entries, shadows)",
+             xa_node, "entry", ALL_BACKENDS, shadow=True),
+        entry(f"zswap_entry ({size['zswap_entry']} B slab object)", slab_footprint(size["zswap_entry"], page),
+              ZSWAP_BACKENDS),
+    ]
+    if "zs_handle" in size:
+        # zsmalloc's handle of each stored object, a slab object outside the pool's pages (zspage
+        # descriptors are shared by the objects of a zspage: left out).
+        costs.append(entry(f"zsmalloc handle ({size['zs_handle']} B slab object)",
+                           slab_footprint(size["zs_handle"], page), ZSWAP_BACKENDS))
+    if vswap:
+        per_cluster = size["vswap_cluster_nr"]
+        costs += [
+            slot(f"reverse map ({size['vswap_rmap_bytes_per_slot']} B/slot)", size["vswap_rmap_bytes_per_slot"],
+                 WITH_DEVICE),
+            entry(f"swp_desc arrays ({size['vswap_desc_array_bytes']} B per {per_cluster} entries, "
+                  f"{size['swp_desc']} B descriptors)", size["vswap_desc_array_bytes"] / per_cluster, ALL_BACKENDS),
+            entry(f"vswap_cluster ({size['vswap_cluster']} B per {per_cluster} entries)",
+                  slab_footprint(size["vswap_cluster"], page) / per_cluster, ALL_BACKENDS),
+        ]
+    else:
+        spaces = size["swap_address_space_pages"]
+        costs += [
+            slot(f"swap_cgroup ({size['swap_cgroup']} B/slot in pages)", page / size["swap_cgroup_per_page"],
+                 WITH_DEVICE),
+            slot(f"swap_cgroup page pointers ({size['pointer']} B per {size['swap_cgroup_per_page']} slots)",
+                 size["pointer"] / size["swap_cgroup_per_page"], WITH_DEVICE),
+            slot("zeromap (1 bit/slot)", 1 / 8, WITH_DEVICE),
+            slot(f"swapper_spaces ({size['address_space']} B address_space per {spaces} slots)",
+                 size["address_space"] / spaces, WITH_DEVICE),
+            slot(f"zswap trees ({size['xarray']} B xarray per {spaces} slots)", size["xarray"] / spaces,
+                 WITH_DEVICE),
+            entry(f"zswap tree xarray nodes ({size['xa_node']} B per {size['xa_chunk_size']} entries)", xa_node,
+                  ZSWAP_BACKENDS),
+        ]
+    name = layout.get("name", "vswap" if vswap else "baseline")
+    # In the cover letter's zswap scenario the old design keeps its swapfile and vswap has none.
+    scenarios = (("zswap", "zswap-only" if vswap else "zswap"),)
+    return Design(f"built:{name}", f"{name} as built (kernel_id {layout.get('kernel_id', '?')})",
+                  f"analysis/layouts/{name}.json (harness/kernel-layout.sh)", tuple(costs), scenarios)
+
+
+def fixed_bytes(layout: dict) -> dict:
+    """Costs that do not scale with slots or entries, by name (not in the per-slot/per-entry totals)."""
+    size = layout["sizes"]
+    fixed = {"swap_info_struct (per device)": size["swap_info_struct"]}
+    if layout.get("vswap"):
+        # A fixed virtual space (vswap_nr_slots), or one sized at boot from the memory, at least vswap_min_slots.
+        slots = size.get("vswap_nr_slots")
+        what = "virtual swap cache address spaces (at boot)"
+        if slots is None and "vswap_min_slots" in size:
+            slots, what = size["vswap_min_slots"], what + ", at least"
+        if slots is not None:
+            fixed[what] = slots // size["swap_address_space_pages"] * size["address_space"]
+    return fixed
+
+
+def built_layouts(directory: Path = LAYOUTS_DIR) -> dict:
+    """{kernel name: layout} of every analysis/layouts/*.json."""
+    return {path.stem: read_layout(path) for path in sorted(Path(directory).glob("*.json"))}
+
+
+def built_designs(directory: Path = LAYOUTS_DIR) -> tuple:
+    return tuple(built_design(layout) for layout in built_layouts(directory).values())
+
+
+BUILT_DESIGNS = built_designs()
+DESIGNS = (V3_OLD, V3_VSWAP, STOCK_612) + BUILT_DESIGNS + PLANNED_DESIGNS
+
+
+def design_for_kernel(kernel: str, designs=BUILT_DESIGNS):
+    """The built design a measured kernel is held against: its own layout (kernel name), or for a flavour
+    (vswap-debug) the variant's."""
+    by_name = {design.key.removeprefix("built:"): design for design in designs}
+    if kernel in by_name:
+        return by_name[kernel]
+    for name, design in by_name.items():
+        if kernel.startswith(name + "-"):
             return design
     return None
 

@@ -12,7 +12,9 @@ import matplotlib.pyplot as plt  # noqa: E402  (must follow the backend choice)
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .overhead_model import COVER_LETTER_DESIGNS, DESIGNS, MIB, SCENARIOS, swap_slots  # noqa: E402
+from .overhead_model import (  # noqa: E402
+    BUILT_DESIGNS, BUILT_SCENARIOS, COVER_LETTER_DESIGNS, DESIGNS, PLANNED_DESIGNS, SCENARIOS,
+)
 from .pairing import varying_params  # noqa: E402
 
 DPI = 100
@@ -85,27 +87,57 @@ def forest_plot(table: pd.DataFrame, out_dir: Path, base: str, new: str) -> list
     return [_save(figure, out_dir / "forest-ratios.png")]
 
 
-def overhead_plot(model: pd.DataFrame, measured: pd.DataFrame, swap_bytes: int, out_dir: Path) -> list[Path]:
-    """Modelled overhead vs usage for every design; measured runs placed on the same axes when present."""
+def overhead_plot(model: pd.DataFrame, swap_bytes: int, out_dir: Path) -> list[Path]:
+    """Modelled overhead vs usage for every design, in the cover letter's two scenarios."""
     figure, all_axes = plt.subplots(1, len(SCENARIOS), figsize=(11, 4.5), sharey=True)
     for axes, scenario in zip(all_axes, SCENARIOS):
         rows = model[model["scenario"] == scenario]
         for design in DESIGNS:
-            style = "--" if design in COVER_LETTER_DESIGNS else "-"  # 6.19 reference vs the 6.12 we run
+            # 6.19 reference dashed, the plan dotted, the 6.12 code we run solid.
+            style = "--" if design in COVER_LETTER_DESIGNS else ":" if design in PLANNED_DESIGNS else "-"
             axes.plot(rows["usage_percent"], rows[design.key], style, marker=".", label=design.label)
-        if not measured.empty:
-            runs = measured[measured["backend"] == scenario]
-            # Scale each measurement to the modelled swap size: static per slot x slots + per entry x entries.
-            usage = 100 * runs["entries"] / runs["swap_slots"]
-            mib = (runs["static_bytes_per_slot"] * swap_slots(swap_bytes)
-                   + runs["bytes_per_entry"].fillna(0) * usage / 100 * swap_slots(swap_bytes)) / MIB
-            for kernel, index in runs.groupby("kernel").groups.items():
-                axes.scatter(usage[index], mib[index], marker="x", s=50, zorder=3, label=f"measured: {kernel}")
         axes.set_title(f"{scenario}, {swap_bytes / (1 << 30):g} GiB swap")
         axes.set_xlabel("swap usage (%)")
     all_axes[0].set_ylabel("metadata overhead (MiB)")
     all_axes[-1].legend(fontsize="small")
     return [_save(figure, out_dir / "overhead-vs-usage.png")]
+
+
+def overhead_measured_plot(scaled: pd.DataFrame, points: pd.DataFrame, swap_bytes: int, out_dir: Path) -> list[Path]:
+    """Per backend: each built kernel's model line (dotted: without the swap cache's shadow nodes, which
+    drop_caches may free), its measured fit after drop_caches (dashed, 95 % band) and every measured point
+    scaled to the same swap size (markers)."""
+    if points.empty and not any(column.endswith("measured (MiB)") and scaled[column].notna().any()
+                                for column in scaled.columns):
+        return []
+    figure, all_axes = plt.subplots(1, len(BUILT_SCENARIOS), figsize=(14, 4.5), sharey=True)
+    names = [design.key.removeprefix("built:") for design in BUILT_DESIGNS]
+    colors = _kernel_colors(names)
+    for axes, backend in zip(all_axes, BUILT_SCENARIOS):
+        rows = scaled[scaled["backend"] == backend]
+        for name in names:
+            color = colors[name]
+            axes.plot(rows["usage_percent"], rows[f"{name} model (MiB)"], "-", color=color, label=f"{name} model")
+            axes.plot(rows["usage_percent"], rows[f"{name} model without shadow nodes (MiB)"], ":", color=color,
+                      label=f"{name} model without shadow nodes")
+            if rows[f"{name} measured (MiB)"].notna().any():
+                axes.plot(rows["usage_percent"], rows[f"{name} measured (MiB)"], "--", color=color,
+                          label=f"{name} measured fit")
+                axes.fill_between(rows["usage_percent"], rows[f"{name} measured low"],
+                                  rows[f"{name} measured high"], color=color, alpha=0.2)
+            mine = points[(points["backend"] == backend) & (points["kernel"] == name)] if len(points) else points
+            if len(mine):
+                axes.scatter(mine["usage_percent"], mine["mib"], marker="x", color=color, zorder=3,
+                             label=f"{name} measured points")
+        axes.set_title(f"{backend}, {swap_bytes / (1 << 30):g} GiB swap")
+        axes.set_xlabel("swap usage (%)")
+    all_axes[0].set_ylabel("swap metadata (MiB)")
+    legend = {}
+    for axes in all_axes:  # every kernel's entries, whichever panel has them
+        for handle, label in zip(*axes.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    all_axes[0].legend(legend.values(), legend.keys(), fontsize="small")
+    return [_save(figure, out_dir / "overhead-measured.png")]
 
 
 def swapoff_plot(metrics: pd.DataFrame, out_dir: Path) -> list[Path]:

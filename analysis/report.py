@@ -7,8 +7,11 @@ import pandas as pd
 from . import plots, verdicts
 from .loader import Campaign
 from .metrics import undeclared_measurements
-from .overhead import components_table, cover_letter_check, measured_runs, measured_table, model_table
-from .overhead_model import DESIGNS, GIB
+from .overhead import components_table, cover_letter_check, model_table
+from .overhead_measured import (
+    AGREEMENT, measured_fits, overhead_reads, point_estimates, scaled_table, slab_changes,
+)
+from .overhead_model import DESIGNS, GIB, built_layouts, fixed_bytes
 from .pairing import split_config
 from .presentation.document import Section, to_html, to_markdown
 from .schema import CONFIG_COLUMNS, STATUS_DONE
@@ -146,23 +149,94 @@ def _model_display(model: pd.DataFrame) -> pd.DataFrame:
     return shown.astype(str)
 
 
-def overhead_section(model: pd.DataFrame, swap_bytes: int, measured: pd.DataFrame, images: list) -> Section:
+FIT_COLUMNS = {
+    "kernel": "kernel", "kernel_id": "kernel_id", "backend": "backend", "runs": "runs",
+    "slot_slope": "B/slot", "slot_ci_low": "B/slot 95% low", "slot_ci_high": "B/slot 95% high",
+    "model_bytes_per_slot": "model B/slot", "slot_vs_model_percent": "slot vs model %",
+    "slot_intercept": "fixed B per swapon", "slot_residual_rms": "slot fit residual rms (B)", "slot_n": "slot points",
+    "entry_slope": "B/entry", "entry_ci_low": "B/entry 95% low", "entry_ci_high": "B/entry 95% high",
+    "model_bytes_per_entry_without_shadows": "model B/entry without shadow nodes",
+    "entry_vs_model_percent": "entry vs model %",
+    "entry_residual_rms": "entry fit residual rms (B)", "entry_n": "entry points",
+    "bytes_per_entry_before_drop": "B/entry before drop_caches", "model_bytes_per_entry": "model B/entry",
+    "entry_before_drop_vs_model_percent": "before drop vs model %",
+    "bytes_per_slot_accounted": "B/slot (Slab+Vmalloc+Percpu+desc)",
+    "bytes_per_entry_accounted": "B/entry (Slab+Vmalloc+Percpu+desc)",
+    "max_slots": "largest S", "max_entries": "largest N", "measured_total_bytes": "measured B at largest S, N",
+    "model_total_bytes": "model B there", "unexplained_bytes": "not explained by the model (B)",
+}
+
+
+def _fits_display(fits: pd.DataFrame) -> pd.DataFrame:
+    shown = fits[[column for column in FIT_COLUMNS if column in fits.columns]].rename(columns=FIT_COLUMNS)
+    return shown.applymap(lambda value: f"{value:.3f}" if isinstance(value, float) else str(value))
+
+
+def _layout_text(measured_ids: dict) -> str:
+    """Which build each built row's sizes come from, and whether the measured runs booted that build."""
+    layouts = built_layouts()
+    notes = []
+    for name, layout in layouts.items():
+        fixed = ", ".join(f"{what} {value} B" for what, value in fixed_bytes(layout).items())
+        note = f"{name}: sizes of kernel_id {layout.get('kernel_id', '?')} (fixed, not scaled: {fixed})"
+        ran = measured_ids.get(name, set())
+        if ran and ran != {layout.get("kernel_id")}:
+            note += (f"; WARNING: the runs booted kernel_id {', '.join(sorted(ran))}: refresh the layouts with "
+                     "`make kernel-layout`")
+        notes.append(note)
+    return "; ".join(notes)
+
+
+def overhead_section(model: pd.DataFrame, swap_bytes: int, fits: pd.DataFrame, scaled: pd.DataFrame,
+                     images: list, slabs: pd.DataFrame = None) -> Section:
     section = Section("Memory overhead")
     check = cover_letter_check()
     verdict = "reproduces all" if check["matches"].all() else "DOES NOT reproduce all"
     section.text(f"Analytic model, {swap_bytes / GIB:g} GiB swap. The v3 columns are the cover letter's accounting; "
                  f"at 32 GiB the model {verdict} {len(check)} printed numbers (see overhead-cover-letter-check.csv). "
-                 "stock 6.12.118 and our port follow docs/vswap-6.12-design.md section 5. In the zswap scenario "
-                 "the old designs keep a full-size swapfile, vswap none.")
+                 "stock 6.12.118 follows docs/vswap-6.12-design.md section 5. The 'as built' rows take every "
+                 "structure size from the kernels we build (analysis/layouts/, from harness/kernel-layout.sh); "
+                 "the 'planned' rows are the design doc's plan for the port, not the code we build. In the zswap "
+                 "scenario the old designs keep a full-size swapfile, vswap none; the built rows also count "
+                 "zswap_entry, which the cover letter leaves out (the same in both designs).")
     section.table(_model_display(model))
     section.table(components_table().astype(str), "Components of each design (bytes per swapfile slot or per entry)")
-    if measured.empty:
-        section.text("No measured overhead yet: a workload reporting output.overhead.{swap_slots, entries, "
-                     "static_bytes, dynamic_bytes} fills a measured-vs-model table here.")
+    measured_ids = ({kernel: set(group["kernel_id"]) for kernel, group in fits.groupby("kernel")}
+                    if len(fits) else {})
+    section.text("Sizes of the built rows: " + _layout_text(measured_ids) + ".")
+    if fits.empty:
+        section.text("No measured overhead yet: the overhead workload (campaigns/overhead.conf) fills the "
+                     "measured tables here.")
     else:
-        section.table(measured.round(3).astype(str), "Measured vs model, bytes (mean over runs)")
+        section.text("Measured (workloads/overhead): least-squares fits per kernel_id and backend of B - A over "
+                     "the slots S of each swap area (bytes per slot; the intercept is the fixed cost of a swapon) "
+                     "and of C - C(0 %) over the entries N held swapped out (bytes per entry), from the reads "
+                     "after drop_caches, MemFree-based ('kernel' memory: not free, not user pages, not the zswap "
+                     "pool); 95 % t intervals of the slopes. They are held against the model without the swap cache's "
+                     "shadow nodes, which drop_caches lets the shrinker free; 'before drop_caches' is the same fit "
+                     "of the read taken before it, held against the whole model. The model's bytes come "
+                     f"from the build; measured and model agree when within {100 * AGREEMENT:g} %. 'not explained' "
+                     "is the measured bytes at the largest S and N less the model's there.")
+        section.table(_fits_display(fits), "Measured bytes per slot and per entry beside the built model")
+        for row in fits.itertuples():
+            section.text(f"{row.kernel} (kernel_id {row.kernel_id}) {row.backend}: {row.slot_slope:.3f} B/slot "
+                         f"(model {row.model_bytes_per_slot:.3f}), {row.entry_slope:.3f} B/entry "
+                         f"(model {row.model_bytes_per_entry_without_shadows:.3f} without the shadow nodes "
+                         f"drop_caches frees; before it {row.bytes_per_entry_before_drop:.3f}, model "
+                         f"{row.model_bytes_per_entry:.3f}); of {row.measured_total_bytes:.0f} B measured at "
+                         f"S={row.max_slots:.0f}, N={row.max_entries:.0f} the model does not explain "
+                         f"{row.unexplained_bytes:.0f} B"
+                         + (f" ({row.slot_intercept:.0f} B of them the fit's fixed cost of a swapon)."
+                            if row.slot_intercept == row.slot_intercept else "."))
+    if slabs is not None and len(slabs):
+        section.table(slabs.applymap(lambda value: f"{value:.3f}" if isinstance(value, float) else str(value)),
+                      "Slab caches that moved (/proc/slabinfo, read 1; 'per' is bytes per slot or per entry)")
+    shown = scaled.drop(columns=[c for c in scaled.columns if c.endswith((" low", " high"))])
+    section.table(shown.applymap(lambda value: f"{value:.2f}" if isinstance(value, float) else str(value)),
+                  f"{swap_bytes / GIB:g} GiB: the built model and the measured fit (MiB; zswap-only has no device; "
+                  "'measured' is after drop_caches, to hold against the model without shadow nodes)")
     for image in images:
-        section.image(image.name, "overhead vs usage: model lines, measured crosses")
+        section.image(image.name, "overhead vs usage: model lines; measured fits dashed with 95 % band, points x")
     return section
 
 
@@ -188,7 +262,9 @@ def build_report(campaign: Campaign, base: str = "baseline", new: str = "vswap",
     judged = verdicts.compare_kernels(metrics, campaign.runs, base, new)
     caveat = time_caveat(campaign.runs)
     model = model_table(swap_bytes)
-    measured = measured_table(metrics)
+    reads = overhead_reads(campaign.path, campaign.runs)
+    fits = measured_fits(reads)
+    scaled = scaled_table(fits, swap_bytes)
     sections = [
         verdicts_section(judged, base, new),
         provenance_section(campaign),
@@ -197,15 +273,19 @@ def build_report(campaign: Campaign, base: str = "baseline", new: str = "vswap",
         images_section("Every repetition", plots.repetition_plots(metrics, out_dir),
                        "box per backend and kernel, every repetition as a dot", caveat),
         compare_section(judged, base, new, caveat, undeclared_measurements(metrics)),
-        overhead_section(model, swap_bytes, measured,
-                         plots.overhead_plot(model, measured_runs(metrics), swap_bytes, out_dir)),
+        overhead_section(model, swap_bytes, fits, scaled,
+                         plots.overhead_plot(model, swap_bytes, out_dir)
+                         + plots.overhead_measured_plot(scaled, point_estimates(reads, fits, swap_bytes), swap_bytes,
+                                                        out_dir),
+                         slab_changes(campaign.path, campaign.runs)),
     ]
     swapoff_images = plots.swapoff_plot(metrics, out_dir)
     if swapoff_images:
         sections.append(images_section("Swapoff", swapoff_images, "swapoff time vs swapped size per kernel", caveat))
     _write_csvs(out_dir, {
         "systime": systime, "compare": judged, "overhead-model": model, "overhead-components": components_table(),
-        "overhead-cover-letter-check": cover_letter_check(), "overhead-measured": measured,
+        "overhead-cover-letter-check": cover_letter_check(), "overhead-measured": fits,
+        "overhead-scaled": scaled, "overhead-reads": reads,
         "runs": campaign.runs, "problems": pd.DataFrame([vars(p) for p in campaign.problems],
                                                         columns=["run_id", "file", "message"]),
         "metrics": metrics,

@@ -31,5 +31,11 @@ expect_fail "swap-verify stops when its --snapshot command fails" "--snapshot co
 	"$sv" --size-mib 1 --snapshot "exit 3"
 expect_fail "swap-verify refuses an unknown class" "--classes takes" "$sv" --classes purple
 expect_fail "swap-verify refuses a zero size" "--size-mib needs" "$sv" --size-mib 0
+# overhead on the host: --sizes none leaves swap alone (no device is touched
+# outside a guest), --drop-caches 0 leaves the host's caches alone.
+ov=${BUILD_DIR:-$top/build}/guest-bin/overhead
+expect_fail "overhead refuses shares of the held pages that shrink" "--percents must grow" \
+	"$ov" --sizes none --hold-mib 1 --reads 1 --drop-caches 0 --percents "50 25" --json "$tmp/ov.json"
+expect_fail "overhead refuses a reads count of 0" "--reads" "$ov" --sizes none --reads 0
 summary host-tests || rc=1
 exit $rc

@@ -6,8 +6,9 @@ import pytest
 
 from analysis.cli import main
 from analysis.loader import load_campaign
-from analysis.overhead import measured_table
-from analysis.overhead_model import STOCK_612
+from analysis.overhead_measured import measured_fits, overhead_reads
+from analysis.overhead_model import BUILT_DESIGNS
+from analysis.tests.overhead_fixture import overhead_output
 from analysis.tests.synthetic import samples, write_campaign, write_run
 from analysis.tests.workload_outputs import OUTPUTS
 
@@ -26,8 +27,7 @@ def campaign(tmp_path_factory):
             write_run(campaign, kernel=kernel, backend="disk", workload="swapoff", repetition=repetition,
                       real_s=1, sys_s=1, output=output)
         write_run(campaign, kernel=kernel, backend="zswap", workload="overhead", repetition=1, real_s=1, sys_s=1,
-                  output={"overhead": {"swap_slots": 1 << 20, "entries": 1 << 18,
-                                       "static_bytes": 26 << 20, "dynamic_bytes": 18 << 18}})
+                  output=overhead_output(per_slot=26, per_entry=18, vswap=kernel == "vswap"))
     write_run(campaign, kernel="vswap", backend="zswap", repetition=9, real_s=0, sys_s=0, status="timeout")
     (campaign / "runs" / "broken").mkdir()
     (campaign / "runs" / "broken" / "run.json").write_text("not json")
@@ -56,8 +56,12 @@ def test_report_has_tables_csvs_and_loud_warnings(campaign):
 
 
 def test_measured_overhead_sits_beside_the_model(campaign):
-    measured = measured_table(load_campaign(campaign).metrics).set_index("kernel")
-    assert measured.loc["baseline", "bytes_per_entry"] == 18
-    assert measured.loc["baseline", "static_bytes_per_slot"] == 26
-    assert measured.loc["baseline", "model_bytes_per_entry"] == STOCK_612.bytes_per_entry("zswap")
-    assert measured.loc["vswap", "model"] == "port-phase1"
+    loaded = load_campaign(campaign)
+    measured = measured_fits(overhead_reads(campaign, loaded.runs)).set_index("kernel")
+    assert measured.loc["baseline", "entry_slope"] == pytest.approx(18, abs=1)
+    assert measured.loc["baseline", "slot_slope"] == pytest.approx(26, abs=0.2)
+    built = {design.key: design for design in BUILT_DESIGNS}
+    assert measured.loc["baseline", "model_bytes_per_entry"] == built["built:baseline"].bytes_per_entry("zswap")
+    assert measured.loc["vswap", "model"] == "built:vswap"
+    html = (campaign / "report" / "index.html").read_text()
+    assert "overhead-measured.png" in html and "does not explain" in html

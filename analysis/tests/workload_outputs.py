@@ -46,10 +46,13 @@ def _swapoff_region(name: str) -> dict:
                      "touch_verify_s": 0.2, "mismatches": 0}
 
 
+from analysis.tests.overhead_fixture import overhead_output  # noqa: E402  (the overhead workload's writer)
+
 VSWAP_COUNTERS = {"used": 10, "nr_swapfile": 0, "nr_zswap": 10, "nr_zero": 0, "nr_folio": 0, "clusters": 1,
                   "desc_bytes": 8192, "alloc_reject": 0}
 
 OUTPUTS = {
+    "overhead": overhead_output(per_slot=3.2, per_entry=9, sizes_mb=(256, 1024), hold_mb=16, vswap=True),
     "kernel-build": {"jobs": 2, "targets": "mm/memory.o", "build_s": 300.5, "make_exit": 0, "objects_compiled": 8},
     "fio-swap": {"size_mb": 96, "bs": "4k", "runtime_s": 8, "numjobs": 1, "compress_pct": 75,
                  "fio": {"fio version": "fio-3.33", "timestamp": 1733280000, "timestamp_ms": 1733280000000,

@@ -1,0 +1,243 @@
+"""The overhead workload's fits on outputs with known answers, the model of the kernels as built against
+their builds, and the fixture writer against the real program's output."""
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.overhead_measured import (
+    agreement, dynamic_deltas, fit_line, measured_fits, output_reads, point_estimates, scaled_table, slab_changes,
+    static_deltas,
+)
+from analysis.overhead_model import (
+    BUILT_DESIGNS, GIB, LAYOUTS_DIR, MIB, LayoutError, built_design, built_layouts, design_for_kernel, read_layout,
+    swap_slots,
+)
+from analysis.tests.overhead_fixture import overhead_output
+
+TOP = Path(__file__).resolve().parents[2]
+KERNELS = {"baseline": "b0b0b0b0b0b0b0b0", "vswap": "f00df00df00df00d"}
+
+
+def reads_of(outputs: dict) -> pd.DataFrame:
+    """outputs: {(kernel, backend, repetition): output} as one campaign's reads."""
+    rows = []
+    for (kernel, backend, repetition), output in outputs.items():
+        rows += output_reads(output, {"run_id": f"{kernel}-{backend}-r{repetition}", "kernel": kernel,
+                                      "kernel_id": KERNELS[kernel], "backend": backend, "repetition": repetition})
+    return pd.DataFrame(rows)
+
+
+def truth(kernel, backend):
+    """A kernel exactly as the built model says: (bytes per slot, per entry after drop_caches, shadow bytes)."""
+    design = design_for_kernel(kernel)
+    shadows = design.bytes_per_entry(backend) - design.bytes_per_entry(backend, shadows=False)
+    return design.static_bytes_per_slot(backend), design.bytes_per_entry(backend, shadows=False), shadows
+
+
+MEASURED = (("baseline", "disk"), ("vswap", "disk"), ("vswap", "zswap"), ("vswap", "zswap-only"))
+
+
+@pytest.fixture(scope="module")
+def fits():
+    outputs = {}
+    for kernel, backend in MEASURED:
+        per_slot, per_entry, shadow = truth(kernel, backend)
+        for repetition in (1, 2, 3):
+            outputs[(kernel, backend, repetition)] = overhead_output(
+                per_slot=per_slot, per_entry=per_entry, vswap=kernel == "vswap", device=backend != "zswap-only",
+                seed=10 * repetition + len(backend), shadow=shadow)
+    return measured_fits(reads_of(outputs)).set_index(["kernel", "backend"])
+
+
+def test_fit_line_recovers_a_line_and_its_interval_covers_it():
+    rng = np.random.default_rng(3)
+    x = np.repeat([65536, 262144, 1048576], 4)
+    y = 40960 + 3.2 * x + rng.normal(0, 20000, len(x))
+    fit = fit_line(x, y)
+    assert fit["ci_low"] < 3.2 < fit["ci_high"] and fit["n"] == 12
+    assert fit["slope"] == pytest.approx(3.2, abs=0.05)
+    assert fit["residual_rms"] == pytest.approx(20000, rel=0.5)
+
+
+def test_fit_line_of_one_x_has_no_slope():
+    assert np.isnan(fit_line([0, 0, 0], [1, 2, 3])["slope"])
+    assert np.isnan(fit_line([1, 2], [1, 2])["ci_low"])  # two points: a line, no interval
+
+
+def test_bytes_per_slot_and_per_entry_are_recovered_with_intervals(fits):
+    for kernel, backend in (("baseline", "disk"), ("vswap", "disk")):
+        per_slot, per_entry, _ = truth(kernel, backend)
+        row = fits.loc[(kernel, backend)]
+        assert row["slot_ci_low"] <= per_slot <= row["slot_ci_high"], row
+        assert row["entry_ci_low"] <= per_entry <= row["entry_ci_high"], row
+        assert row["slot_n"] == 9 and row["entry_n"] == 15 and row["runs"] == 3
+        assert row["kernel_id"] == KERNELS[kernel]
+
+
+def test_a_zswap_run_with_a_device_is_held_against_the_device_costs(fits):
+    # The cover letter's zswap scenario is vswap without a device (zswap-only); our zswap backend has one.
+    row = fits.loc[("vswap", "zswap")]
+    assert row["model_bytes_per_slot"] == design_for_kernel("vswap").static_bytes_per_slot("disk") > 5
+    assert abs(row["slot_vs_model_percent"]) < 5
+
+
+def test_read_before_drop_caches_keeps_the_shadow_nodes(fits):
+    row = fits.loc[("vswap", "disk")]
+    assert row["bytes_per_entry_before_drop"] - row["entry_slope"] == pytest.approx(truth("vswap", "disk")[2], abs=1.5)
+    assert truth("vswap", "disk")[2] == pytest.approx(576 / 7 * 7 / 64 * 4096 / 4032, rel=1e-9)
+
+
+def test_zswap_only_has_no_slots_and_no_per_slot_cost(fits):
+    row = fits.loc[("vswap", "zswap-only")]
+    assert row["max_slots"] == 0 and np.isnan(row["slot_slope"])
+    assert row["model_bytes_per_slot"] == 0
+    assert row["entry_slope"] == pytest.approx(truth("vswap", "zswap-only")[1], abs=2)
+
+
+def test_measured_and_built_model_agree_on_model_shaped_data(fits):
+    judged = agreement(fits.reset_index()).set_index(["kernel", "backend"])
+    assert judged.loc[("baseline", "disk"), "slot_within_5_percent"]
+    assert judged.loc[("vswap", "disk"), "entry_within_5_percent"]
+    assert judged.loc[("vswap", "zswap"), "entry_before_drop_within_5_percent"]
+    # The unexplained bytes are the noise: a few reads' worth, not a structure.
+    assert abs(fits.loc[("vswap", "disk"), "unexplained_bytes"]) < 100_000
+
+
+def test_deltas_pair_b_with_a_of_the_same_size_and_c_with_the_first_point():
+    reads = reads_of({("vswap", "disk", 1): overhead_output(per_slot=5, per_entry=30, noise=0, vswap=True)})
+    static = static_deltas(reads).set_index("size_mb")["delta"]
+    assert static[1024] == pytest.approx(40960 + 5 * 262144, abs=2)
+    dynamic = dynamic_deltas(reads).set_index("percent")["delta"]
+    assert dynamic[0] == 0 and dynamic[100] == pytest.approx(30 * 65536, abs=2)
+
+
+def test_scaled_table_has_measured_columns_beside_the_model(fits):
+    table = scaled_table(fits.reset_index()).set_index(["backend", "usage_percent"])
+    slots = swap_slots(32 * GIB)
+    vswap = table.loc[("disk", 100)]
+    per_slot, per_entry, _ = truth("vswap", "disk")
+    assert vswap["vswap measured (MiB)"] == pytest.approx((per_slot + per_entry) * slots / MIB, rel=0.05)
+    assert vswap["vswap measured low"] < vswap["vswap measured (MiB)"] < vswap["vswap measured high"]
+    assert vswap["vswap kernel_id"] == KERNELS["vswap"]
+    # The baseline cannot swap to zswap without a device: no model there; zswap-only has no slots.
+    assert np.isnan(table.loc[("zswap-only", 50), "baseline model (MiB)"])
+    assert table.loc[("zswap-only", 0), "vswap measured (MiB)"] == 0
+
+
+def test_point_estimates_scale_each_point(fits):
+    reads = reads_of({("vswap", "disk", 1): overhead_output(per_slot=5.05, per_entry=33.39, noise=0, vswap=True)})
+    points = point_estimates(reads, fits.reset_index())
+    assert set(points["usage_percent"]) == {25, 50, 75, 100}
+    top = points[points["usage_percent"] == 100]["mib"].item()
+    assert top == pytest.approx(fits.loc[("vswap", "disk"), "slot_slope"] * 8 + 33.39 * 8, rel=0.01)
+
+
+def test_slab_changes_name_the_caches_that_grew(tmp_path):
+    from analysis.tests.synthetic import write_run
+    from analysis.loader import load_campaign
+    campaign = tmp_path / "c"
+    write_run(campaign, kernel="vswap", backend="disk", workload="overhead", repetition=1, real_s=1, sys_s=1,
+              output=overhead_output(per_slot=5, per_entry=33, vswap=True))
+    changes = slab_changes(campaign, load_campaign(campaign).runs).set_index(["change", "cache"])
+    assert changes.loc[("C - C(0 %) per entry", "radix_tree_node"), "per"] == pytest.approx(9, abs=0.01)
+    assert ("C - C(0 %) per entry", "kmalloc-64") not in changes.index
+
+
+# --- the model of the kernels as built ---------------------------------------------------------------
+
+
+def test_every_built_kernel_has_a_layout_and_a_design():
+    layouts = built_layouts()
+    assert set(layouts) >= {"baseline", "vswap"}
+    assert layouts["vswap"]["vswap"] is True and layouts["baseline"]["vswap"] is False
+    assert design_for_kernel("vswap-debug").key == "built:vswap"
+    assert design_for_kernel("baseline").key == "built:baseline"
+
+
+def test_built_vswap_keeps_swap_map_and_a_static_reverse_map():
+    # Issue #12: about 40 MiB at 0 % and 300 MiB at 100 % of a 32 GiB disk, where the plan said 2.5 and 260.5.
+    vswap = design_for_kernel("vswap")
+    slots = swap_slots(32 * GIB)
+    assert 38 <= vswap.overhead_bytes("disk", slots, 0) / MIB <= 42
+    assert 290 <= vswap.overhead_bytes("disk", slots, slots) / MIB <= 320
+    assert vswap.static_bytes_per_slot("zswap-only") == 0
+
+
+def test_the_model_follows_the_layout_not_typed_constants():
+    layout = json.loads((LAYOUTS_DIR / "vswap.json").read_text())
+    before = built_design(layout).bytes_per_entry("disk")
+    layout["sizes"]["vswap_desc_array_bytes"] = 8192  # a 16 B descriptor
+    assert built_design(layout).bytes_per_entry("disk") == pytest.approx(before - 8)
+    del layout["sizes"]["swp_desc"]
+    with pytest.raises(LayoutError, match="swp_desc"):
+        built_design(layout)
+
+
+def _kernel_dir(name: str):
+    build = Path(os.environ.get("BUILD_DIR", TOP / "build"))
+    kdir = build / "kernels" / name
+    return kdir if (kdir / "obj" / "mm" / ".swapfile.o.cmd").exists() else None
+
+
+@pytest.mark.parametrize("name", sorted(built_layouts()))
+def test_committed_layout_is_the_build(name, tmp_path):
+    """analysis/layouts/NAME.json must be what the built kernel gives: a patch that changes a struct, with
+    the layout not refreshed (make kernel-layout), fails here."""
+    kdir = _kernel_dir(name)
+    if kdir is None:
+        pytest.skip(f"no built {name} kernel in BUILD_DIR (make kernel-{name})")
+    out = tmp_path / "layout.json"
+    subprocess.run([TOP / "harness" / "kernel-layout.sh", kdir, out], check=True, capture_output=True)
+    built, committed = read_layout(out), read_layout(LAYOUTS_DIR / f"{name}.json")
+    assert built["sizes"] == committed["sizes"], "run make kernel-layout: the model's sizes are not the build's"
+    assert built.get("kernel_id") == committed.get("kernel_id"), "run make kernel-layout (another kernel_id)"
+    design = built_design(built)
+    assert design.costs == next(d for d in BUILT_DESIGNS if d.key == f"built:{name}").costs
+
+
+# --- the fixture writer against the real program ------------------------------------------------------
+
+
+def shape(document, depth=0):
+    """The keys of a document, reads, sizes and points collapsed to their first member, slab caches left out."""
+    if not isinstance(document, dict):
+        return type(document).__name__ if not isinstance(document, bool) else "bool"
+    items = {}
+    for key, value in document.items():
+        if key == "slab":
+            continue
+        name = "#" if key.isdigit() else key
+        if name not in items:
+            items[name] = shape(value, depth + 1)
+    return items
+
+
+def test_fixture_has_the_shape_the_real_program_writes(tmp_path):
+    """overhead.c run here with --sizes none (no device touched, no drop_caches: S = 0, as zswap-only)."""
+    gcc = shutil.which("gcc")
+    if not gcc:
+        pytest.skip("no gcc")
+    binary = tmp_path / "overhead"
+    lib = sorted((TOP / "workloads" / "lib").glob("*.c"))
+    subprocess.run([gcc, "-O2", "-Wall", "-Werror", f"-I{TOP / 'workloads' / 'lib'}", "-o", binary,
+                    TOP / "workloads" / "overhead" / "overhead.c", *lib], check=True)
+    out = tmp_path / "out.json"
+    env = {key: value for key, value in os.environ.items() if key != "VB_OUT"}
+    subprocess.run([binary, "--sizes", "none", "--hold-mib", "4", "--reads", "2", "--drop-caches", "0",
+                    "--percents", "0 100", "--json", out], check=True, env=env)
+    real = json.loads(out.read_text())
+    fixture = overhead_output(per_slot=0, per_entry=1, device=False, reads=2, hold_mb=4, percents=(0, 100))
+    # The fixture always writes a vswap object when asked to; the host has no vswap debugfs.
+    assert shape(real) == shape(fixture)
+    assert real["static"]["0"]["swap_slots"] == 0 and real["dynamic"]["points"]["100"]["target_pages"] == 1024
+    # The analysis takes the real program's document as it is (no swap here: no slots, maybe no entries).
+    reads = reads_of({("vswap", "zswap-only", 1): real})
+    assert set(reads["phase"]) == {"A", "B", "C"} and set(reads["read"]) == {0, 1, 2}
+    fit = measured_fits(reads).iloc[0]
+    assert fit["max_slots"] == 0 and np.isnan(fit["slot_slope"]) and fit["kernel_id"] == KERNELS["vswap"]

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# kernel-layout.sh KERNEL_DIR [OUT]
+#
+# The sizes of the swap metadata structures of a built kernel, taken from the
+# build itself: small probes (harness/layout/*.c) that include the kernel's
+# own mm/ sources and turn sizeof() and constants into "@@layout NAME VALUE"
+# lines of assembly, the way the kernel's asm-offsets works.  Each probe is
+# compiled with the exact gcc command line kbuild saved for the mm/ object it
+# stands beside (obj/mm/.NAME.o.cmd), run from the object tree, to an
+# assembly file in a scratch directory: nothing is linked, nothing in the
+# kernel's src/ or obj/ is written, nothing is rebuilt.  (make M=... cannot
+# be used: the guest kernels have CONFIG_MODULES off.)
+#
+# KERNEL_DIR is build/kernels/NAME (obj/ and kernel.json inside).  OUT,
+# KERNEL_DIR/layout.json by default, gets the kernel's name and kernel_id and
+# "sizes": {NAME: bytes or count}.  A kernel with mm/vswap.c in its tree is a
+# vswap kernel (the series has no Kconfig symbol of its own): its probes add
+# the descriptor, cluster and reverse-map sizes; one with mm/swap_cgroup.c
+# adds the swap cgroup's.  Exit 1 when a probe does not compile.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+kdir=${1:-}
+[ -n "$kdir" ] && [ -d "$kdir/obj" ] || die "usage: kernel-layout.sh build/kernels/NAME [OUT] (a built kernel: NAME/obj)"
+kdir=$(cd "$kdir" && pwd)
+obj=$kdir/obj
+out=${2:-$kdir/layout.json}
+probes=$VB_TOP/harness/layout
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/vb-layout.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# saved_command UNIT: kbuild's command line for obj/mm/UNIT.o (the compiler
+# and its flags), less its output, its input, its dependency file and ccache;
+# ready to take -S -o OUT SOURCE.
+saved_command() {
+	local cmd=$obj/mm/.$1.o.cmd line
+	[ -f "$cmd" ] || die "$cmd not found: is $kdir a built kernel?"
+	line=$(grep -m1 "^savedcmd_mm/$1.o := " "$cmd") || die "no saved command in $cmd"
+	line=${line#*:= }
+	line=${line%%; *}
+	line=${line#ccache }
+	sed -E 's/ -Wp,-MMD,[^ ]+//; s/ -c -o [^ ]+ [^ ]+ *$//' <<<"$line"
+}
+
+# source_of UNIT: the absolute path of the mm/UNIT.c the object was built from.
+source_of() {
+	local rel
+	rel=$(grep -m1 "^source_mm/$1.o := " "$obj/mm/.$1.o.cmd") || die "no source line in $obj/mm/.$1.o.cmd"
+	rel=${rel#*:= }
+	(cd "$obj" && realpath -e "$rel") || die "the source of mm/$1.o ($rel) is gone"
+}
+
+# The probes read the sources: they must be the ones the objects were built
+# from (a tree being re-patched for the next build is not).
+check_built_from() {
+	local src
+	src=$(source_of "$1")
+	[ ! "$src" -nt "$obj/mm/$1.o" ] ||
+		die "$src is newer than $obj/mm/$1.o: the tree changed since the build (rebuild, then run this again)"
+}
+
+# probe PROBE UNIT [EXTRA_FLAGS...]: compile harness/layout/PROBE.c with the
+# flags of mm/UNIT.o and print its markers as "NAME VALUE" lines.
+probe() {
+	local name=$1 unit=$2 source
+	local -a command
+	shift 2
+	check_built_from "$unit"
+	source=$(source_of "$unit")
+	# The saved line is shell words as make ran them (-DKBUILD_MODFILE='"mm/x"'): split them the same way.
+	eval "command=($(saved_command "$unit"))"
+	if ! (cd "$obj" && "${command[@]}" -I"$probes" "-DVB_SOURCE=\"$source\"" "$@" \
+		-S -o "$tmp/$name.s" "$probes/$name.c") 2>"$tmp/$name.err"; then
+		cat "$tmp/$name.err" >&2
+		die "the $name probe does not compile against $kdir"
+	fi
+	sed -n 's/^[[:space:]]*\.ascii[[:space:]]*"@@layout \([a-z0-9_]*\) \(-\{0,1\}[0-9]*\)\\n"$/\1 \2/p' "$tmp/$name.s"
+}
+
+vswap=false
+extra=()
+if [ -f "$obj/mm/.vswap.o.cmd" ]; then
+	vswap=true
+	extra=(-DVB_HAVE_VSWAP)
+fi
+{
+	probe common swapfile "${extra[@]}"
+	probe zswap zswap
+	[ -f "$obj/mm/.zsmalloc.o.cmd" ] && probe zsmalloc zsmalloc
+	[ -f "$obj/mm/.swap_cgroup.o.cmd" ] && probe swap_cgroup swap_cgroup
+	$vswap && probe vswap vswap
+} >"$tmp/sizes"
+[ -s "$tmp/sizes" ] || die "the probes gave no sizes"
+
+fields=(name="${kdir##*/}" vswap:="$vswap" sizes:="$(awk '{ printf "%s\"%s\": %s", (NR > 1 ? ", " : "{"), $1, $2 } END { print "}" }' "$tmp/sizes")")
+if [ -f "$kdir/kernel.json" ]; then
+	fields+=(kernel_id="$(json_string_field "$kdir/kernel.json" kernel_id)")
+	fields+=(config_sha256="$(json_string_field "$kdir/kernel.json" config_sha256)")
+fi
+fields+=(probe_gcc="$(gcc --version | head -n1)")
+vswap_bench write-record "$out" "${fields[@]}" || die "cannot write $out"
+log "$(wc -l <"$tmp/sizes") sizes of ${kdir##*/} in $out"

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sizes of the swap structures every 6.12 kernel has: mm/swapfile.c (which
+ * defines SWAPFILE_CLUSTER and includes the headers of the others) plus the
+ * markers, built with the flags of the kernel's own mm/swapfile.o
+ * (harness/kernel-layout.sh).
+ */
+#include VB_SOURCE
+#include "layout-probe.h"
+
+void vb_layout_common(void);
+void vb_layout_common(void)
+{
+	struct swap_info_struct *si = NULL;
+
+	VB_LAYOUT(page_size, PAGE_SIZE);
+	VB_LAYOUT(swap_info_struct, sizeof(struct swap_info_struct));
+	VB_LAYOUT(swap_map_bytes_per_slot, sizeof(*si->swap_map));
+	VB_LAYOUT(swap_cluster_info, sizeof(struct swap_cluster_info));
+	VB_LAYOUT(swapfile_cluster, SWAPFILE_CLUSTER);
+	VB_LAYOUT(percpu_cluster, sizeof(struct percpu_cluster));
+	VB_LAYOUT(address_space, sizeof(struct address_space));
+	VB_LAYOUT(swap_address_space_pages, SWAP_ADDRESS_SPACE_PAGES);
+	VB_LAYOUT(xarray, sizeof(struct xarray));
+	VB_LAYOUT(xa_node, sizeof(struct xa_node));
+	VB_LAYOUT(xa_chunk_size, XA_CHUNK_SIZE);
+	VB_LAYOUT(pointer, sizeof(void *));
+#ifdef VB_HAVE_VSWAP
+	/* The reverse map of a device: one element per physical slot. */
+	VB_LAYOUT(vswap_rmap_bytes_per_slot, sizeof(*si->vswap_rmap));
+#else
+	/* The zero map: a bitmap of one bit per slot, in words of this size. */
+	VB_LAYOUT(zeromap_word, sizeof(*si->zeromap));
+#endif
+}

@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The virtual swap space's structures are private to mm/vswap.c. */
+#include VB_SOURCE
+#include "layout-probe.h"
+
+void vb_layout_vswap(void);
+void vb_layout_vswap(void)
+{
+	VB_LAYOUT(swp_desc, sizeof(struct swp_desc));
+	VB_LAYOUT(vswap_cluster, sizeof(struct vswap_cluster));
+	VB_LAYOUT(vswap_cluster_nr, VSWAP_CLUSTER_NR);
+	/* The descriptor array of a cluster, as desc_bytes counts it. */
+	VB_LAYOUT(vswap_desc_array_bytes, PAGE_ALIGN(VSWAP_DESC_BYTES));
+	/* The virtual space whose swap cache address spaces are set up at boot. */
+#ifdef VSWAP_NR_SLOTS
+	VB_LAYOUT(vswap_nr_slots, VSWAP_NR_SLOTS);	/* fixed */
+#endif
+#ifdef VSWAP_MIN_SLOTS
+	VB_LAYOUT(vswap_min_slots, VSWAP_MIN_SLOTS);	/* sized at boot, at least this */
+#endif
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# harness/kernel-layout.sh on a fake kernel: a src/ tree whose mm/ files
+# define the structures with sizes known here, and an obj/ tree with the
+# saved kbuild command lines of their objects (plain host gcc).  Checks that
+# the saved commands are reused, the markers read back, a vswap tree told
+# apart, a source newer than its object refused, and nothing written into
+# the trees.  Boots nothing, builds no kernel.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/lib.sh"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+# fake_kernel DIR VSWAP(0|1): DIR/src/mm/*.c and DIR/obj/mm/.*.o.cmd
+fake_kernel() {
+	local k=$1 vswap=$2 unit
+	mkdir -p "$k/src/mm" "$k/obj/mm"
+	cat >"$k/src/mm/swap.h" <<'H'
+#define NULL ((void *)0)
+#define PAGE_SIZE 4096UL
+#define PAGE_ALIGN(x) (((x) + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1))
+#define SWAP_ADDRESS_SPACE_PAGES 16384
+#define XA_CHUNK_SIZE 64
+struct xarray { char b[16]; };
+struct xa_node { char b[576]; };
+struct address_space { char b[200]; };
+struct swap_cluster_info { char b[24]; };
+struct percpu_cluster { char b[40]; };
+struct swap_info_struct { unsigned char *swap_map; unsigned int *vswap_rmap; unsigned long *zeromap; char pad[100]; };
+H
+	printf '#include "swap.h"\n#define SWAPFILE_CLUSTER 512\n' >"$k/src/mm/swapfile.c"
+	printf '#include "swap.h"\nstruct zswap_entry { char b[56]; };\n' >"$k/src/mm/zswap.c"
+	local units="swapfile zswap"
+	if [ "$vswap" = 1 ]; then
+		printf '#include "swap.h"\nstruct swp_desc { char b[24]; };\nstruct vswap_cluster { char b[128]; };\n#define VSWAP_CLUSTER_NR 512UL\n#define VSWAP_DESC_BYTES (VSWAP_CLUSTER_NR * sizeof(struct swp_desc))\n#define VSWAP_MIN_SLOTS (1UL << 24)\n' >"$k/src/mm/vswap.c"
+		units="$units vswap"
+	else
+		printf '#include "swap.h"\nstruct swap_cgroup { unsigned short id; };\n#define SC_PER_PAGE (PAGE_SIZE / sizeof(struct swap_cgroup))\n' >"$k/src/mm/swap_cgroup.c"
+		units="$units swap_cgroup"
+	fi
+	for unit in $units; do
+		printf 'savedcmd_mm/%s.o := ccache gcc -Wp,-MMD,mm/.%s.o.d -O2 -I%s/src/mm -c -o mm/%s.o ../src/mm/%s.c   ; ./tools/objtool/objtool mm/%s.o\n\nsource_mm/%s.o := ../src/mm/%s.c\n' \
+			"$unit" "$unit" "$k" "$unit" "$unit" "$unit" "$unit" "$unit" >"$k/obj/mm/.$unit.o.cmd"
+		touch -d '1 hour ago' "$k/src/mm/$unit.c"
+		touch "$k/obj/mm/$unit.o"
+	done
+	echo '{"schema": 1, "kernel_id": "0123456789abcdef", "config_sha256": "c0"}' >"$k/kernel.json"
+}
+
+field() { /usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
+
+fake_kernel "$tmp/kernels/baseline" 0
+fake_kernel "$tmp/kernels/vswap" 1
+find "$tmp/kernels" -type f -exec md5sum {} + | sort >"$tmp/before"
+
+if "$top/harness/kernel-layout.sh" "$tmp/kernels/baseline" "$tmp/b.json" 2>"$tmp/err" &&
+	[ "$(field "$tmp/b.json" 'd["vswap"], d["kernel_id"], d["sizes"]["swap_cluster_info"], d["sizes"]["swap_cgroup"], d["sizes"]["swap_cgroup_per_page"], d["sizes"]["zeromap_word"], d["sizes"]["xa_node"], d["sizes"]["zswap_entry"], d["sizes"]["swapfile_cluster"]')" = \
+	  "(False, '0123456789abcdef', 24, 2, 2048, 8, 576, 56, 512)" ]; then
+	pass "kernel-layout reads the sizes of a baseline tree with its saved compile commands"
+else
+	fail "kernel-layout reads the sizes of a baseline tree with its saved compile commands" "$(cat "$tmp/err" "$tmp/b.json" 2>&1)"
+fi
+
+if "$top/harness/kernel-layout.sh" "$tmp/kernels/vswap" "$tmp/v.json" 2>"$tmp/err" &&
+	[ "$(field "$tmp/v.json" 'd["vswap"], d["sizes"]["swp_desc"], d["sizes"]["vswap_cluster"], d["sizes"]["vswap_desc_array_bytes"], d["sizes"]["vswap_rmap_bytes_per_slot"], d["sizes"]["vswap_min_slots"], "swap_cgroup" in d["sizes"]')" = \
+	  "(True, 24, 128, 12288, 4, 16777216, False)" ]; then
+	pass "kernel-layout tells a vswap tree apart and reads its descriptor, cluster and reverse map"
+else
+	fail "kernel-layout tells a vswap tree apart and reads its descriptor, cluster and reverse map" "$(cat "$tmp/err" "$tmp/v.json" 2>&1)"
+fi
+
+find "$tmp/kernels" -type f -exec md5sum {} + | sort >"$tmp/after"
+cmp -s "$tmp/before" "$tmp/after" && [ ! -e "$tmp/kernels/vswap/layout.json" ] &&
+	pass "kernel-layout writes nothing into the kernel's trees" ||
+	fail "kernel-layout writes nothing into the kernel's trees" "$(diff "$tmp/before" "$tmp/after")"
+
+touch "$tmp/kernels/vswap/src/mm/vswap.c"
+touch -d '1 hour ago' "$tmp/kernels/vswap/obj/mm/vswap.o"
+expect_fail "kernel-layout refuses sources newer than the objects built from them" "newer than" \
+	"$top/harness/kernel-layout.sh" "$tmp/kernels/vswap" "$tmp/v2.json"
+expect_fail "kernel-layout needs a built kernel" "a built kernel" "$top/harness/kernel-layout.sh" "$tmp/nothing"
+
+summary kernel-layout
