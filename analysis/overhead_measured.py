@@ -73,14 +73,19 @@ def output_reads(output: dict, run: dict) -> list:
     return rows
 
 
-def overhead_reads(campaign_path, runs: pd.DataFrame) -> pd.DataFrame:
-    """Every read of every done overhead run of the campaign (runs: the loader's run table)."""
-    rows = []
+def _done_outputs(campaign_path, runs: pd.DataFrame):
+    """(run, its workload output) for every done overhead run that has one."""
     done = runs[(runs["workload"] == WORKLOAD) & (runs["status"] == STATUS_DONE)]
     for run in done.itertuples():
         output = _output(campaign_path, run.run_id)
-        if output is None:
-            continue
+        if output is not None:
+            yield run, output
+
+
+def overhead_reads(campaign_path, runs: pd.DataFrame) -> pd.DataFrame:
+    """Every read of every done overhead run of the campaign (runs: the loader's run table)."""
+    rows = []
+    for run, output in _done_outputs(campaign_path, runs):
         rows += output_reads(output, {"run_id": run.run_id, "kernel": run.kernel, "kernel_id": run.kernel_id,
                                       "backend": run.backend, "repetition": run.repetition})
     return pd.DataFrame(rows, columns=READ_COLUMNS)
@@ -260,11 +265,7 @@ def slab_changes(campaign_path, runs: pd.DataFrame, min_bytes: int = 16384) -> p
     slot, and C at the largest share held - C(0 %), per entry; mean over the runs of a kernel_id and
     backend, caches that moved by at least MIN_BYTES.  Merged caches show under the name of the first."""
     rows = []
-    done = runs[(runs["workload"] == WORKLOAD) & (runs["status"] == STATUS_DONE)]
-    for run in done.itertuples():
-        output = _output(campaign_path, run.run_id)
-        if output is None:
-            continue
+    for run, output in _done_outputs(campaign_path, runs):
         pairs = []
         sizes = sorted(output["static"].values(), key=lambda size: size["swap_slots"])
         if sizes and sizes[-1]["swap_slots"]:
