@@ -87,7 +87,7 @@ def boot_seconds(records: outcome.Records):
 
 def collect(out: Path, qemu: dict, *, qemu_exit: int, interrupted: bool, timeout_s: int, host_seconds: float):
     """Once QEMU is gone: the records into files, the run's outcome decided, qemu.json written.  QEMU
-    describes the guest as qemu-run.sh started it (accelerator, timing_mode, vcpus, guest_mem_mb, swap_mb,
+    describes the guest as the runner started it (accelerator, timing_mode, vcpus, guest_mem_mb, swap_mb,
     image, command)."""
     serial = read_text(out / "serial.log")
     records = outcome.split_records(read_text(out / "channel.raw"))
@@ -112,17 +112,6 @@ def write_status(run_dir: Path, status: Status, reason: str, started: str):
         "finished": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "accelerator": qemu.get("accelerator"), "host_seconds": qemu.get("host_seconds"),
         "boot_to_agent_s": qemu.get("boot_to_agent_s")})
-
-
-def write_final_status(run_dir: Path, started: str, reason_without_qemu: str):
-    """status.json from the outcome qemu.json recorded, or failed-infra when QEMU never got that far."""
-    try:
-        qemu = record.read_json(run_dir / "qemu.json")
-        status, reason = Status(qemu["status"]), qemu["reason"]
-    except (record.RecordError, KeyError, ValueError):
-        status, reason = Status.FAILED_INFRA, reason_without_qemu
-    write_status(run_dir, status, reason, started)
-    return status
 
 
 def pin_image(guest_json: Path, inputs: Path):

@@ -27,7 +27,7 @@ def write_run(campaign: Path, *, kernel: str, backend: str, repetition: int, rea
         "timing_mode": "realtime", "image_id": "9f8e7d6c5b4a3921",
         "host": {"hostname": "testhost", "cpus": 2, "qemu": "QEMU emulator version 7.2.0"},
     })
-    # As harness/run-one.sh does: the accelerator is only known after the boot, so it is in status.json.
+    # As the runner does: the accelerator is only known after the boot, so it is in status.json.
     write_json(run_dir / "status.json", {"status": status, "exit_code": 0, "reason": "", "accelerator": accelerator}
                | ({"finished": finished} if finished else {}))
     write_json(run_dir / "kernel.json", {"schema": 1, "name": kernel, "variant": kernel, "kernel_id": kernel_id,
