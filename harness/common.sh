@@ -14,7 +14,7 @@ log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 # VB_PACKAGE: the command line of the host package (python3 -m vswap_bench),
 # with Debian's python3 whatever is first on PATH, and this BUILD_DIR.
-VB_PACKAGE=(env "PYTHONPATH=$VB_TOP${PYTHONPATH:+:$PYTHONPATH}" "BUILD_DIR=$BUILD_DIR" /usr/bin/python3 -m vswap_bench)
+VB_PACKAGE=(env "PYTHONPATH=$VB_TOP${PYTHONPATH:+:$PYTHONPATH}" "BUILD_DIR=$BUILD_DIR" /usr/bin/python3 -P -m vswap_bench)
 # exec_vswap_bench COMMAND ...: the package's COMMAND in place of this shell.
 exec_vswap_bench() { exec "${VB_PACKAGE[@]}" "$@"; }
 vswap_bench() ( exec_vswap_bench "$@" )

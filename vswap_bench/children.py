@@ -38,19 +38,20 @@ def exit_status(returncode: int) -> int:
 
 class Interrupts:
     """While active (a with block), INT, TERM and HUP to the runner are noted in `interrupted` and passed on
-    as TERM to the process group of the child running then; a child is not started once one came."""
+    as TERM to the process group of the child running then; a child is not started once one came.  The
+    handlers from before the block are back after it."""
 
     def __init__(self):
         self.interrupted = False
         self._child = None
 
     def __enter__(self):
-        for number in INTERRUPTS:
-            signal.signal(number, self._on_signal)
+        self._before = {number: signal.signal(number, self._on_signal) for number in INTERRUPTS}
         return self
 
     def __exit__(self, *exception):
-        self.ignore()
+        for number, handler in self._before.items():
+            signal.signal(number, handler)
 
     def ignore(self):
         """From now on the signals change nothing: the outcome is recorded whatever comes (a ^C in the second
