@@ -6,6 +6,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -204,3 +205,20 @@ def test_the_package_run_is_this_checkouts_whatever_the_working_directory(tmp_pa
     said = subprocess.run(["bash", "-c", f'. "{TOP}/harness/common.sh" && vswap_bench field "{record}" key'],
                           cwd=tmp_path, capture_output=True, text=True)
     assert said.stdout == "value\n", said.stdout + said.stderr
+
+
+def test_a_signal_to_the_runner_stops_the_childs_own_children(tmp_path):
+    # A workload's prepare script and its make: the signal stops the child's whole process group.
+    grandchild = tmp_path / "grandchild"
+
+    def signal_when_started():
+        until(lambda: grandchild.exists() and grandchild.read_text().strip())
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=signal_when_started, daemon=True).start()
+    with children.Interrupts() as interrupts:
+        status = interrupts.run(["bash", "-c", f'sleep 300 & echo $! >"{grandchild}"; wait'], timeout_s=60)
+    assert interrupts.interrupted and status == 128 + signal.SIGTERM
+    pid = int(grandchild.read_text())
+    assert until(lambda: not Path(f"/proc/{pid}").exists() or
+                 Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"), "the child's own child outlived the signal"
