@@ -28,7 +28,14 @@ def qemu_version() -> str:
     return done.stdout.partition("\n")[0]
 
 
-def run_document(spec: RunSpec, run_dir: Path, kernel_record: dict, image_record: dict) -> dict:
+def host_document() -> dict:
+    """The host a run ran on."""
+    return {"hostname": socket.gethostname(), "cpus": os.cpu_count(), "kernel": platform.release(),
+            "qemu": qemu_version()}
+
+
+def run_document(spec: RunSpec, run_dir: Path, kernel_record: dict, image_record: dict, host: dict = None) -> dict:
+    """run.json of the run SPEC describes in RUN_DIR; HOST is host_document() unless given."""
     return {
         "run_id": run_dir.name,
         "campaign": run_dir.parent.parent.name,
@@ -47,8 +54,7 @@ def run_document(spec: RunSpec, run_dir: Path, kernel_record: dict, image_record
         "guest_mem_mb": int(spec["guest_mem_mb"]),
         "timing_mode": spec["timing"],
         "image_id": image_record.get("image_id", ""),
-        "host": {"hostname": socket.gethostname(), "cpus": os.cpu_count(), "kernel": platform.release(),
-                 "qemu": qemu_version()},
+        "host": host if host is not None else host_document(),
     }
 
 
