@@ -192,6 +192,8 @@ def boot(spec: RunSpec, run_dir: Path, guest: qemu.Guest, disks: list[str], inte
     requested = os.environ.get("VB_ACCEL") or "auto"
     if requested not in qemu.ACCELERATORS:
         raise RunError(f"unknown accelerator VB_ACCEL='{requested}' ({', '.join(qemu.ACCELERATORS)})")
+    if not guest.image.is_file():
+        raise RunError(f"no guest image '{guest.image}' (build it with 'make image')")
     for disk in disks:
         if not Path(disk).is_file():
             raise RunError(f"no disk image '{disk}'")
@@ -231,8 +233,6 @@ def run_one(params: Path, run_dir: Path) -> int:
     spec = read_params(params)
     kernel_dir, image_json = inputs(spec)
     image = runfiles.string_field(image_json, "image")
-    if not Path(image).is_file():
-        raise RunError(f"no guest image '{image}' (build it with 'make image')")
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:

@@ -222,3 +222,11 @@ def test_a_signal_to_the_runner_stops_the_childs_own_children(tmp_path):
     pid = int(grandchild.read_text())
     assert until(lambda: not Path(f"/proc/{pid}").exists() or
                  Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"), "the child's own child outlived the signal"
+
+
+def test_a_missing_guest_image_is_an_infrastructure_failure_with_its_reason(tmp_path):
+    run = Run(tmp_path, "clean")
+    (tmp_path / "inputs" / "guest.ext4").unlink()
+    done = run.run()
+    assert done.returncode == 4 and "no guest image" in done.stderr, done.stderr
+    assert run.status()["status"] == "failed-infra" and "no guest image" in run.status()["reason"]
