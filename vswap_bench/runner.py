@@ -133,11 +133,14 @@ def prepare_disks(spec: RunSpec, run_dir: Path, interrupts: Interrupts, started:
     prepare = WORKLOADS_DIR / spec["workload"] / "prepare"
     if not os.access(prepare, os.X_OK):
         return []
-    with open(run_dir / "prepare.log", "w") as log, tempfile.TemporaryFile() as printed:
-        status = interrupts.run([str(prepare), str(run_dir / "params")], stdin=subprocess.DEVNULL,
-                                stdout=printed, stderr=log)
-        printed.seek(0)
-        disks = [line for line in printed.read().decode(errors="replace").splitlines() if line]
+    try:
+        with open(run_dir / "prepare.log", "w") as log, tempfile.TemporaryFile() as printed:
+            status = interrupts.run([str(prepare), str(run_dir / "params")], stdin=subprocess.DEVNULL,
+                                    stdout=printed, stderr=log)
+            printed.seek(0)
+            disks = [line for line in printed.read().decode(errors="replace").splitlines() if line]
+    except OSError as error:
+        raise RunError(f"cannot run workloads/{spec['workload']}/prepare: {error.strerror or error}") from None
     if status != 0 and not interrupts.interrupted:
         last = (runfiles.read_text(run_dir / "prepare.log").strip().splitlines() or [""])[-1]
         runfiles.write_status(run_dir, Status.FAILED_INFRA,
@@ -165,7 +168,10 @@ def lock(run_dir: Path) -> int:
     """One runner per run folder: a --resume started while the runner of a killed campaign is still
     stopping its guest waits for it, instead of booting a second guest that writes into the same files.
     QEMU inherits the lock: it is free once the guest is gone too."""
-    descriptor = os.open(run_dir / ".lock", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        descriptor = os.open(run_dir / ".lock", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as error:
+        raise RunError(f"cannot lock {run_dir}: {error.strerror or error}") from None
     fcntl.flock(descriptor, fcntl.LOCK_EX)
     return descriptor
 
