@@ -226,8 +226,8 @@ def boot(spec: RunSpec, run_dir: Path, guest: qemu.Guest, disks: list[str], inte
         except OSError as error:
             stderr.write(f"cannot run {line[0]}: {error.strerror or error}\n".encode())
             qemu_exit = 127
-    host_seconds = round(time.monotonic() - start, 3)
     interrupts.ignore()
+    host_seconds = round(time.monotonic() - start, 3)
     swap_disk.unlink(missing_ok=True)
     return {"qemu_exit": qemu_exit, "timeout_s": timeout_s, "host_seconds": host_seconds,
             "qemu": {"accelerator": accelerator, "timing_mode": spec["timing"], "vcpus": guest.vcpus,
