@@ -28,22 +28,27 @@ class Guest:
     mem_mb: int
 
 
+def option_value(path) -> str:
+    """PATH as the value of a -drive or -fw_cfg option, which QEMU splits at commas: a comma is written twice."""
+    return str(path).replace(",", ",,")
+
+
 def command(guest: Guest, serial: Path, channel: Path, swap_disk: Path = None, disks=()) -> list[str]:
     """The command line without its accelerator: the console into SERIAL, the agent's records into CHANNEL,
     SWAP_DISK as /dev/vdb and DISKS after it (/dev/vdc, ...; snapshot=on: the guest's writes to them are
     discarded when QEMU exits)."""
     line = [QEMU, "-machine", "pc", "-m", str(guest.mem_mb), "-smp", str(guest.vcpus),
             "-kernel", str(guest.bzimage), "-append", APPEND,
-            "-drive", f"file={guest.image},format=raw,if=virtio,snapshot=on",
-            "-fw_cfg", f"name=opt/vswap-bench/spec,file={guest.spec}",
+            "-drive", f"file={option_value(guest.image)},format=raw,if=virtio,snapshot=on",
+            "-fw_cfg", f"name=opt/vswap-bench/spec,file={option_value(guest.spec)}",
             "-display", "none", "-no-reboot", "-nodefaults",
             "-serial", f"file:{serial}", "-serial", f"file:{channel}"]
     # werror=report: a write the host cannot make (its disk is full) is an I/O error in the guest, which the
     # outcome names, not a paused guest that waits for the run's timeout.
     if swap_disk is not None:
-        line += ["-drive", f"file={swap_disk},format=raw,if=virtio,cache=none,werror=report"]
+        line += ["-drive", f"file={option_value(swap_disk)},format=raw,if=virtio,cache=none,werror=report"]
     for disk in disks:
-        line += ["-drive", f"file={disk},format=raw,if=virtio,snapshot=on"]
+        line += ["-drive", f"file={option_value(disk)},format=raw,if=virtio,snapshot=on"]
     return line
 
 

@@ -183,7 +183,7 @@ def test_the_command_line_is_the_one_qemu_run_sh_built(tmp_path):
 
 
 def test_reproduce_sh_runs_from_a_folder_whose_name_the_shell_would_expand(tmp_path):
-    odd = tmp_path / 'a $HOME "b"'
+    odd = tmp_path / 'a $HOME "b",c'
     odd.mkdir()
     run = Run(odd, "clean")
     assert run.run().returncode == 0
@@ -230,3 +230,16 @@ def test_a_missing_guest_image_is_an_infrastructure_failure_with_its_reason(tmp_
     done = run.run()
     assert done.returncode == 4 and "no guest image" in done.stderr, done.stderr
     assert run.status()["status"] == "failed-infra" and "no guest image" in run.status()["reason"]
+
+
+def test_paths_with_a_comma_reach_qemu_doubled_where_qemu_splits_options():
+    # -drive and -fw_cfg take key=value,... lists in which a comma of a value is written twice; -serial file:
+    # and -kernel take the rest of the argument as it is.
+    guest = qemu.Guest(Path("/r,1/bzImage"), Path("/r,1/guest.ext4"), Path("/r,1/spec"), 2, 512)
+    line = qemu.command(guest, Path("/r,1/serial.log"), Path("/r,1/channel.raw"), Path("/r,1/swap.raw"),
+                        ["/r,1/disk.raw"])
+    assert "/r,1/bzImage" in line and "file:/r,1/serial.log" in line and "file:/r,1/channel.raw" in line
+    assert "file=/r,,1/guest.ext4,format=raw,if=virtio,snapshot=on" in line
+    assert "name=opt/vswap-bench/spec,file=/r,,1/spec" in line
+    assert "file=/r,,1/swap.raw,format=raw,if=virtio,cache=none,werror=report" in line
+    assert "file=/r,,1/disk.raw,format=raw,if=virtio,snapshot=on" in line
