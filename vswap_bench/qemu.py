@@ -61,9 +61,10 @@ def accelerator_arguments(accelerator: str, timing: str) -> list[str]:
     return ["-accel", "tcg,thread=multi"]
 
 
-def probe_kvm(guest: Guest, build_dir: Path) -> str:
+def probe_kvm(guest: Guest, build_dir: Path, run_child) -> str:
     """kvm if a guest really boots on it, else tcg: on some hosts /dev/kvm exists but a normal kernel hangs
-    before its first console line.  The answer is cached per host boot and kernel."""
+    before its first console line.  The answer is cached per host boot and kernel.  RUN_CHILD(COMMAND,
+    timeout_s=S, **popen) runs the probe's QEMU (children.Interrupts.run: a signal stops it)."""
     if not os.access("/dev/kvm", os.W_OK):
         return "tcg"
     boot_id = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
@@ -77,9 +78,9 @@ def probe_kvm(guest: Guest, build_dir: Path) -> str:
         probe = Guest(guest.bzimage, guest.image, scratch / "spec", guest.vcpus, guest.mem_mb)
         line = command(probe, scratch / "serial", scratch / "channel") + accelerator_arguments("kvm", "realtime")
         try:
-            subprocess.run(line, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           timeout=PROBE_S)
-        except (subprocess.TimeoutExpired, OSError):
+            run_child(line, timeout_s=PROBE_S, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                      stderr=subprocess.DEVNULL)
+        except OSError:
             pass
         serial = scratch / "serial"
         result = "kvm" if serial.is_file() and AGENT_STARTED in serial.read_bytes() else "tcg"
@@ -90,14 +91,14 @@ def probe_kvm(guest: Guest, build_dir: Path) -> str:
     return result
 
 
-def choose_accelerator(requested: str, timing: str, guest: Guest, build_dir: Path) -> tuple[str, str]:
+def choose_accelerator(requested: str, timing: str, guest: Guest, build_dir: Path, run_child) -> tuple[str, str]:
     """The accelerator (kvm or tcg) and a warning for the user, or "": REQUESTED is auto, kvm or tcg
-    (VB_ACCEL); icount timing runs under TCG whatever the host has."""
+    (VB_ACCEL); icount timing runs under TCG whatever the host has.  RUN_CHILD: see probe_kvm."""
     if timing == "icount":
         return "tcg", ""
     if requested != "auto":
         return requested, ""
-    chosen = probe_kvm(guest, build_dir)
+    chosen = probe_kvm(guest, build_dir, run_child)
     if chosen == "tcg":
         return chosen, "KVM is not usable here: running under TCG (software emulation; ~4-20x slower)"
     return chosen, ""

@@ -203,7 +203,7 @@ def boot(spec: RunSpec, run_dir: Path, guest: qemu.Guest, disks: list[str], inte
     for disk in disks:
         if not Path(disk).is_file():
             raise RunError(f"no disk image '{disk}'")
-    accelerator, warning = qemu.choose_accelerator(requested, spec["timing"], guest, build_dir())
+    accelerator, warning = qemu.choose_accelerator(requested, spec["timing"], guest, build_dir(), interrupts.run)
     if warning:
         say(f"vswap_bench: warning: {warning}")
     swap_disk = run_dir / "swap.raw"

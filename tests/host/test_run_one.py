@@ -179,7 +179,7 @@ def test_the_command_line_is_the_one_qemu_run_sh_built(tmp_path):
     assert qemu.accelerator_arguments("tcg", "realtime") == ["-accel", "tcg,thread=multi"]
     assert qemu.accelerator_arguments("tcg", "icount") == ["-accel", "tcg,thread=single", "-icount",
                                                            "shift=3,sleep=off"]
-    assert qemu.choose_accelerator("auto", "icount", guest, tmp_path) == ("tcg", "")
+    assert qemu.choose_accelerator("auto", "icount", guest, tmp_path, None) == ("tcg", "")
 
 
 def test_reproduce_sh_runs_from_a_folder_whose_name_the_shell_would_expand(tmp_path):
@@ -243,3 +243,19 @@ def test_paths_with_a_comma_reach_qemu_doubled_where_qemu_splits_options():
     assert "name=opt/vswap-bench/spec,file=/r,,1/spec" in line
     assert "file=/r,,1/swap.raw,format=raw,if=virtio,cache=none,werror=report" in line
     assert "file=/r,,1/disk.raw,format=raw,if=virtio,snapshot=on" in line
+
+
+@pytest.mark.parametrize("recording, expected", [("clean", "kvm"), ("qemu-error", "tcg")])
+def test_kvm_counts_when_a_guest_reaches_the_agent_on_it_and_the_answer_is_cached(tmp_path, monkeypatch,
+                                                                                 recording, expected):
+    monkeypatch.setattr(qemu.os, "access", lambda path, mode: path == "/dev/kvm")
+    monkeypatch.setenv("PATH", f"{TOP / 'tests' / 'fake-qemu'}:{os.environ['PATH']}")
+    monkeypatch.setenv("VB_FAKE_GUEST", str(GUESTS / recording))
+    (tmp_path / "bzImage").write_text("not a kernel")
+    guest = qemu.Guest(tmp_path / "bzImage", tmp_path / "guest.ext4", tmp_path / "spec", 2, 512)
+    with children.Interrupts() as interrupts:
+        assert qemu.choose_accelerator("auto", "realtime", guest, tmp_path, interrupts.run)[0] == expected
+    (cached,) = (tmp_path / "accel-probe").iterdir()
+    assert cached.read_text() == expected + "\n"
+    monkeypatch.setenv("VB_FAKE_GUEST", "/nonexistent")
+    assert qemu.probe_kvm(guest, tmp_path, None) == expected
