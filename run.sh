@@ -156,7 +156,7 @@ for ((i = 0; i < ${#plan[@]}; i++)); do
 	fi
 	eta=$(eta_from $i)
 	log "run $((i + 1))/${#plan[@]} kernel=${run_kernel[i]} wl=${run_workload[i]} backend=${run_backend[i]} rep ${run_rep[i]} ETA $eta"
-	forward_signals "$VB_TOP/harness/run-one.sh" "$dir/params" "$dir" 9>&-
+	forward_signals "${VB_PACKAGE[@]}" run-one "$dir/params" "$dir" 9>&-
 	read_progress
 	log "run $((i + 1)): ${run_status[i]}"
 	if [ "$VB_INTERRUPTED" = 1 ]; then

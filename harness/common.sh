@@ -12,9 +12,11 @@ die() { printf '%s: error: %s\n' "${0##*/}" "$*" >&2; exit "${VB_DIE_CODE:-1}"; 
 warn() { printf '%s: warning: %s\n' "${0##*/}" "$*" >&2; }
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
-# exec_vswap_bench COMMAND ...: the host package's COMMAND (python3 -m
-# vswap_bench), with Debian's python3 whatever is first on PATH.
-exec_vswap_bench() { PYTHONPATH=$VB_TOP${PYTHONPATH:+:$PYTHONPATH} exec /usr/bin/python3 -m vswap_bench "$@"; }
+# VB_PACKAGE: the command line of the host package (python3 -m vswap_bench),
+# with Debian's python3 whatever is first on PATH, and this BUILD_DIR.
+VB_PACKAGE=(env "PYTHONPATH=$VB_TOP${PYTHONPATH:+:$PYTHONPATH}" "BUILD_DIR=$BUILD_DIR" /usr/bin/python3 -P -m vswap_bench)
+# exec_vswap_bench COMMAND ...: the package's COMMAND in place of this shell.
+exec_vswap_bench() { exec "${VB_PACKAGE[@]}" "$@"; }
 vswap_bench() ( exec_vswap_bench "$@" )
 
 sha256_of() { sha256sum "$@" | awk '{print $1}'; }

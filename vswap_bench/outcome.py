@@ -10,19 +10,40 @@ A record without its END line was cut off by a crash or a kill; it is kept apart
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from .settings import TOP
 from .status import Status
 
-# The kernel-log lines that mean the guest kernel crashed.
-CRASH_PATTERN = re.compile(r"Kernel panic - not syncing|Oops: |BUG: |general protection fault|kernel BUG at")
+# The kernel-log patterns (guest-image/agent/kernel-log.patterns, shared with the guest): NAME KIND REGEX.
+PATTERNS_FILE = TOP / "guest-image" / "agent" / "kernel-log.patterns"
+KINDS = ("crash", "splat")
+
+
+def read_patterns(path: Path = PATTERNS_FILE) -> dict[str, tuple[str, re.Pattern]]:
+    """NAME -> (KIND, compiled REGEX), in the file's order."""
+    patterns = {}
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, kind, regex = (line.split(None, 2) + ["", ""])[:3]
+        if kind not in KINDS or not regex or name in patterns:
+            raise ValueError(f"{path}:{number}: not NAME {'|'.join(KINDS)} REGEX, or NAME again: {line!r}")
+        patterns[name] = (kind, re.compile(regex))
+    return patterns
+
+
+PATTERNS = read_patterns()
+# A console line that means the guest kernel crashed.
+CRASH_PATTERN = re.compile("|".join(regex.pattern for kind, regex in PATTERNS.values() if kind == "crash"))
+# A kernel warning (WARN_ON, lockdep's reports): counted in qemu.json, not a crash.
+WARNING_PATTERN = PATTERNS["warning"][1]
 # The swap disk's device failing a write (blk_print_req_error in block/blk-mq.c: a request QEMU completed
-# with an error): with werror=report (harness/qemu-run.sh) that is the host's disk running full, seen from
+# with an error): with werror=report (qemu.py) that is the host's disk running full, seen from
 # the guest, and the measurement is not of the kernel.  A kernel that writes where it must not gets no such
 # line (its bio fails in block/blk-core.c's end-of-device check, before the device), so this never hides a
 # kernel bug.
 SWAP_WRITE_ERROR = re.compile(r"I/O error, dev vdb, sector \d+ op 0x1:\(WRITE\)")
-# A WARN_ON: counted in qemu.json, not a crash.
-WARNING_PATTERN = re.compile(r"WARNING: CPU:")
 # printk's "[    1.234567] " time stamp.
 TIMESTAMP = re.compile(r"^\[[^]]*\] ")
 # timeout(1) exits 124 when the time ran out, 137 when QEMU needed its -k KILL too.
@@ -36,23 +57,43 @@ class Records:
     partial: dict = field(default_factory=dict)  # name -> the text that came before the guest died
 
 
+class RecordSplitter:
+    """Splits the channel line by line as it arrives: the runner stores each record as soon as its END line
+    has come, and the whole channel is split the same way once QEMU is gone (split_records)."""
+
+    def __init__(self):
+        self.records = Records()
+        self._name, self._lines = None, []
+
+    def feed(self, text: str) -> list[str]:
+        """TEXT, whole lines of the channel; returns the names of the records it completed, in order."""
+        completed = []
+        for line in text.splitlines():
+            if line.startswith(BEGIN):
+                if self._name is not None:
+                    self.records.partial[self._name] = "".join(self._lines)
+                self._name, self._lines = line[len(BEGIN):].strip(), []
+            elif line.startswith(END) and self._name is not None:
+                self.records.complete[self._name] = "".join(self._lines)
+                self.records.partial.pop(self._name, None)
+                completed.append(self._name)
+                self._name = None
+            elif self._name is not None:
+                self._lines.append(line + "\n")
+        return completed
+
+    def finish(self) -> Records:
+        """The records once the channel has ended: one still open was cut off."""
+        if self._name is not None:
+            self.records.partial[self._name] = "".join(self._lines)
+            self._name = None
+        return self.records
+
+
 def split_records(channel: str) -> Records:
-    records = Records()
-    name, lines = None, []
-    for line in channel.splitlines():
-        if line.startswith(BEGIN):
-            if name is not None:
-                records.partial[name] = "".join(lines)
-            name, lines = line[len(BEGIN):].strip(), []
-        elif line.startswith(END) and name is not None:
-            records.complete[name] = "".join(lines)
-            records.partial.pop(name, None)
-            name = None
-        elif name is not None:
-            lines.append(line + "\n")
-    if name is not None:
-        records.partial[name] = "".join(lines)
-    return records
+    splitter = RecordSplitter()
+    splitter.feed(channel)
+    return splitter.finish()
 
 
 @dataclass(frozen=True)

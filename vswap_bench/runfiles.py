@@ -28,7 +28,14 @@ def qemu_version() -> str:
     return done.stdout.partition("\n")[0]
 
 
-def run_document(spec: RunSpec, run_dir: Path, kernel_record: dict, image_record: dict) -> dict:
+def host_document() -> dict:
+    """The host a run ran on."""
+    return {"hostname": socket.gethostname(), "cpus": os.cpu_count(), "kernel": platform.release(),
+            "qemu": qemu_version()}
+
+
+def run_document(spec: RunSpec, run_dir: Path, kernel_record: dict, image_record: dict, host: dict = None) -> dict:
+    """run.json of the run SPEC describes in RUN_DIR; HOST is host_document() unless given."""
     return {
         "run_id": run_dir.name,
         "campaign": run_dir.parent.parent.name,
@@ -49,8 +56,7 @@ def run_document(spec: RunSpec, run_dir: Path, kernel_record: dict, image_record
         "guest_mem_mb": int(spec["guest_mem_mb"]),
         "timing_mode": spec["timing"],
         "image_id": image_record.get("image_id", ""),
-        "host": {"hostname": socket.gethostname(), "cpus": os.cpu_count(), "kernel": platform.release(),
-                 "qemu": qemu_version()},
+        "host": host if host is not None else host_document(),
     }
 
 
@@ -89,7 +95,7 @@ def boot_seconds(records: outcome.Records):
 
 def collect(out: Path, qemu: dict, *, qemu_exit: int, interrupted: bool, timeout_s: int, host_seconds: float):
     """Once QEMU is gone: the records into files, the run's outcome decided, qemu.json written.  QEMU
-    describes the guest as qemu-run.sh started it (accelerator, timing_mode, vcpus, guest_mem_mb, swap_mb,
+    describes the guest as the runner started it (accelerator, timing_mode, vcpus, guest_mem_mb, swap_mb,
     image, command)."""
     serial = read_text(out / "serial.log")
     records = outcome.split_records(read_text(out / "channel.raw"))
@@ -114,17 +120,6 @@ def write_status(run_dir: Path, status: Status, reason: str, started: str):
         "finished": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "accelerator": qemu.get("accelerator"), "host_seconds": qemu.get("host_seconds"),
         "boot_to_agent_s": qemu.get("boot_to_agent_s")})
-
-
-def write_final_status(run_dir: Path, started: str, reason_without_qemu: str):
-    """status.json from the outcome qemu.json recorded, or failed-infra when QEMU never got that far."""
-    try:
-        qemu = record.read_json(run_dir / "qemu.json")
-        status, reason = Status(qemu["status"]), qemu["reason"]
-    except (record.RecordError, KeyError, ValueError):
-        status, reason = Status.FAILED_INFRA, reason_without_qemu
-    write_status(run_dir, status, reason, started)
-    return status
 
 
 def pin_image(guest_json: Path, inputs: Path):

@@ -41,7 +41,7 @@ ZRAM_COMPRESSORS = ("lzo", "lzo-rle")
 MAX_VCPUS = 64
 # Below this a memory.max OOM-kills the workload's own shell before the workload has started.
 MIN_MEMORY_MAX = 8 << 20
-# Boot, workload and collection all come out of the timeout (harness/run-one.sh keeps a tenth for the first
+# Boot, workload and collection all come out of the timeout (runner.py keeps a tenth for the first
 # and last, at least 60 s).
 MIN_TIMEOUT_S = 90
 # Set per run by the planner, never by a campaign: the repetition number, whether it is a warm-up and the

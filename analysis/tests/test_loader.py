@@ -38,7 +38,7 @@ def test_core_metrics_are_derived_from_result_json(campaign):
 
 
 def test_accelerator_in_run_json_is_used_when_present(campaign):
-    # docs/results-format.md puts it in run.json; harness/run-one.sh in status.json. Both must work.
+    # docs/results-format.md puts it in run.json; the runner in status.json. Both must work.
     run_dir = campaign / "runs" / "kernel-build-zswap-vswap-r1"
     run_json = run_dir / "run.json"
     run_json.write_text(json.dumps(json.loads(run_json.read_text()) | {"accelerator": "tcg"}))

@@ -89,9 +89,9 @@ fi
 expect_fail "missing kernel source is refused" "kernel source not found" \
 	env KERNEL_SRC=/nonexistent BUILD_DIR="$tmp/build" "$top/harness/build-kernel.sh" baseline
 expect_fail "unknown kernel variant is refused" "usage" "$top/harness/build-kernel.sh" mainline
-expect_rc "qemu-run usage error exits 64" 64 "$top/harness/qemu-run.sh" --bogus x
-expect_fail "qemu-run without a kernel says so" "no kernel at" \
-	"$top/harness/qemu-run.sh" --kernel "$tmp/none" --spec /dev/null --out "$tmp/o"
+expect_rc "run-one usage error exits 64" 64 env PYTHONPATH="$top" /usr/bin/python3 -m vswap_bench run-one --bogus x y
+expect_fail "run-one without a kernel says so" "kernel 'baseline' is not built" \
+	env PYTHONPATH="$top" VB_KERNELS_DIR="$tmp/none" /usr/bin/python3 -m vswap_bench run-one "$p" "$tmp/o"
 
 # A series whose patch does not apply must stop the build naming the patch.
 pristine=$(ls -d "${BUILD_DIR:-$top/build}"/src/linux-source-6.12-* 2>/dev/null | head -n1)

@@ -245,7 +245,7 @@ def test_a_read_only_results_dir_is_refused_before_anything_runs(bench):
 
 
 def test_an_aa_group_boots_its_build_under_its_label_and_the_analysis_pairs_it_as_a_a(bench):
-    # Through the real writers (run-one.sh, vswap_bench run-record) and the analysis' loader.
+    # Through the real writers (vswap_bench run-one) and the analysis' loader.
     import sys
     sys.path.insert(0, str(TOP))
     from analysis.loader import load_campaign

@@ -1,0 +1,93 @@
+"""The kernel-log patterns are one list (guest-image/agent/kernel-log.patterns) that the host's outcome and the
+guest's stress workload read alike; the agent's compressor write is checked."""
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from vswap_bench import outcome
+
+TOP = Path(__file__).resolve().parents[2]
+GUESTS = Path(__file__).parent / "guests"
+PATTERNS = TOP / "guest-image" / "agent" / "kernel-log.patterns"
+STRESS = TOP / "workloads" / "stress" / "run"
+AGENT = TOP / "guest-image" / "agent" / "vb-agent"
+
+
+def stress_dmesg(kmsg: Path) -> dict:
+    """What workloads/stress/run reports of KMSG: its dmesg and dmesg_matches."""
+    script = f'. "{STRESS}" --functions && read_patterns "{PATTERNS}" && printf "{{%s}}" "$(dmesg_json "{kmsg}")"'
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("guest", sorted(GUESTS.iterdir()), ids=lambda path: path.name)
+def test_the_guest_and_the_host_match_the_same_lines(guest):
+    serial = (guest / "serial.log").read_text().splitlines()
+    counted = stress_dmesg(guest / "serial.log")
+    assert list(counted["dmesg"]) == list(outcome.PATTERNS)
+    for name, (kind, regex) in outcome.PATTERNS.items():
+        assert counted["dmesg"][name] == sum(1 for line in serial if regex.search(line)), name
+    any_line = [line for line in serial if any(regex.search(line) for _, regex in outcome.PATTERNS.values())]
+    assert counted["dmesg_matches"] == [re.sub(r"[\x00-\x1f]", "", line) for line in any_line][:40]
+
+
+def test_a_kernel_report_of_each_kind_is_seen_on_both_sides(tmp_path):
+    kmsg = tmp_path / "kmsg"
+    kmsg.write_text("[ 1.0] ok\n[ 2.0] WARNING: possible circular locking dependency detected\n"
+                    "[ 3.0] BUG: KASAN: use-after-free in zswap_store\n[ 4.0] INFO: task kswapd0:42 blocked for more "
+                    "than 122 seconds.\n[ 5.0] Bad swap offset entry 3\n")
+    counted = stress_dmesg(kmsg)["dmesg"]
+    assert counted["warning"] == counted["possible_circular_locking"] == counted["kasan"] == 1
+    assert counted["hung_task"] == counted["bad_swap"] == counted["bug"] == 1 and counted["panic"] == 0
+    assert outcome.kernel_warnings(kmsg.read_text()) == 1
+    assert outcome.first_line(outcome.CRASH_PATTERN, kmsg.read_text()) == "BUG: KASAN: use-after-free in zswap_store"
+
+
+def test_no_other_file_keeps_a_copy_of_a_pattern():
+    regexes = [regex.pattern for _, regex in outcome.PATTERNS.values() if len(regex.pattern) > 8]
+    files = [AGENT, *TOP.glob("workloads/*/run"), *TOP.glob("vswap_bench/*.py"), TOP / "harness" / "common.sh"]
+    for path in files:
+        text = path.read_text()
+        copied = [regex for regex in regexes if regex in text]
+        assert not copied, f"{path.relative_to(TOP)} keeps its own copy of {copied}"
+
+
+def test_the_image_installs_the_patterns_where_stress_reads_them():
+    assert ('install -m 0644 "$here/agent/kernel-log.patterns" "$stage/opt/vb/kernel-log.patterns"'
+            in (TOP / "guest-image" / "build-image.sh").read_text())
+    assert "${VB_KERNEL_LOG_PATTERNS:-/opt/vb/kernel-log.patterns}" in STRESS.read_text()
+
+
+def test_a_bad_patterns_file_is_refused(tmp_path):
+    bad = tmp_path / "p"
+    bad.write_text("# c\npanic crash Kernel panic\noops fatal Oops\n")
+    with pytest.raises(ValueError, match=r"p:3: "):
+        outcome.read_patterns(bad)
+
+
+def set_compressor(path: Path, name: str) -> subprocess.CompletedProcess:
+    """The agent's set_compressor on PATH; give_up prints its reason and exits 3."""
+    script = (f"""eval "$(sed -n '/^set_compressor()/,/^}}/p' "{AGENT}")"; """
+              f"""give_up() {{ echo "give_up $*"; exit 3; }}; set_compressor "{path}" {name}""")
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+
+
+def test_a_compressor_the_kernel_takes_is_set(tmp_path):
+    taken = set_compressor(tmp_path / "compressor", "lz4")
+    assert taken.returncode == 0, taken.stdout + taken.stderr
+    assert (tmp_path / "compressor").read_text() == "lz4\n"
+
+
+def test_a_compressor_the_kernel_refuses_fails_the_run(tmp_path):
+    refused = set_compressor(tmp_path / "no-such-dir" / "comp_algorithm", "lz4")
+    assert refused.returncode == 3 and refused.stdout.startswith("give_up infra compressor lz4 refused by")
+
+
+def test_a_compressor_the_kernel_replaces_fails_the_run(tmp_path):
+    # zram given a name it lacks keeps its own: what is read back is not what was written.
+    (tmp_path / "comp_algorithm").symlink_to("/dev/null")
+    replaced = set_compressor(tmp_path / "comp_algorithm", "lz4")
+    assert replaced.returncode == 3 and "compressor lz4 written to" in replaced.stdout, replaced.stdout

@@ -1,0 +1,261 @@
+"""python3 -m vswap_bench run-one, the runner of one run (vswap_bench/runner.py, qemu.py, children.py), on the
+fake QEMU (tests/fake-qemu) replaying recorded guests (tests/host/guests)."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from vswap_bench import children, qemu
+
+TOP = Path(__file__).resolve().parents[2]
+GUESTS = Path(__file__).parent / "guests"
+PYTHON = "/usr/bin/python3"
+
+
+class Run:
+    """A planned run of swap-verify on fake inputs, replaying the recorded guest RECORDING."""
+
+    def __init__(self, root: Path, recording: str, *, hang_s=None):
+        inputs = root / "inputs"
+        (inputs / "kernels" / "baseline").mkdir(parents=True)
+        (inputs / "kernels" / "baseline" / "bzImage").write_text("not a kernel")
+        (inputs / "kernels" / "baseline" / "kernel.json").write_text('{"schema": 1, "kernel_id": "k-id"}\n')
+        (inputs / "guest.ext4").write_text("not an image")
+        (inputs / "guest.json").write_text(json.dumps({"image": str(inputs / "guest.ext4"), "image_id": "i-id"}))
+        self.guest = root / "guest"
+        shutil.copytree(GUESTS / recording, self.guest)
+        if hang_s is not None:
+            (self.guest / "hang").write_text(str(hang_s))
+        self.env = {**os.environ, "PATH": f"{TOP / 'tests' / 'fake-qemu'}:{os.environ['PATH']}",
+                    "PYTHONPATH": str(TOP), "VB_ACCEL": "tcg", "VB_FAKE_GUEST": str(self.guest),
+                    "VB_KERNELS_DIR": str(inputs / "kernels"), "VB_IMAGE_JSON": str(inputs / "guest.json"),
+                    "BUILD_DIR": str(root / "build")}
+        conf = root / "c.conf"
+        conf.write_text("kernel = baseline\nworkload = swap-verify\ntimeout = 90\n")
+        planned = subprocess.run([PYTHON, "-m", "vswap_bench", "plan", conf, root / "c"], env=self.env,
+                                 capture_output=True, text=True, check=True)
+        assert planned.stdout.strip() == "1"
+        self.dir = root / "c" / "runs" / (root / "c" / "plan").read_text().split()[0]
+
+    def command(self):
+        return [PYTHON, "-m", "vswap_bench", "run-one", self.dir / "params", self.dir]
+
+    def run(self) -> subprocess.CompletedProcess:
+        return subprocess.run(self.command(), env=self.env, capture_output=True, text=True, timeout=120)
+
+    def start(self) -> subprocess.Popen:
+        return subprocess.Popen(self.command(), env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+
+    def status(self) -> dict:
+        return json.loads((self.dir / "status.json").read_text())
+
+    def wait_for(self, name: str, process: subprocess.Popen):
+        for _ in range(200):
+            if (self.dir / name).exists():
+                return
+            assert process.poll() is None, process.communicate()
+            time.sleep(0.05)
+        raise AssertionError(f"no {name} in {self.dir}")
+
+    def guest_gone(self) -> bool:
+        """The fake QEMU holds the run's lock as the runner gave it: nobody holds it any more."""
+        return subprocess.run(["flock", "-n", self.dir / ".lock", "true"]).returncode == 0
+
+
+def until(condition, seconds=10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def test_a_clean_guest_gives_every_file_of_the_run_folder(tmp_path):
+    run = Run(tmp_path, "clean")
+    done = run.run()
+    assert done.returncode == 0, done.stderr
+    for name in ("params", "kernel.json", "run.json", "spec", "reproduce.sh", "serial.log", "channel.raw",
+                 "qemu.stderr", "qemu.json", "status.json", "boot", "result.json", "workload-output.json"):
+        assert (run.dir / name).is_file(), name
+    assert not (run.dir / "swap.raw").exists()
+    assert run.status()["status"] == "done" and run.status()["accelerator"] == "tcg"
+    spec = (run.dir / "spec").read_text().splitlines()
+    assert spec == sorted(spec, key=str.encode)
+    assert "VB_WORKLOAD=swap-verify" in spec and "VB_WORKLOAD_TIMEOUT=30" in spec and "VB_SWAP_MAX=''" in spec
+    assert "VB_EXPECT_VCPUS=2" in spec and "MODES=plain\\ fork\\ shmem" in spec
+    recorded = json.loads((run.dir / "qemu.json").read_text())
+    assert recorded["qemu_exit"] == 0 and recorded["timing_mode"] == "realtime"
+    assert recorded["command"].startswith("qemu-system-x86_64 -machine pc -m 512 -smp 2 -kernel ")
+    assert (run.dir / "kernel.json").read_text() == '{"schema": 1, "kernel_id": "k-id"}\n'
+
+
+def test_records_are_stored_while_the_guest_still_runs(tmp_path):
+    run = Run(tmp_path, "clean", hang_s=60)
+    process = run.start()
+    try:
+        run.wait_for("result.json", process)
+        assert process.poll() is None and run.status()["status"] == "running"
+        assert json.loads((run.dir / "boot").read_text())["uptime_at_agent_s"] == 1.92
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_stops_the_guest_and_records_interrupted(tmp_path, number):
+    run = Run(tmp_path, "clean", hang_s=60)
+    process = run.start()
+    run.wait_for("boot", process)
+    process.send_signal(number)
+    assert process.wait(timeout=30) == 130
+    assert run.status()["status"] == "interrupted" and run.status()["exit_code"] == 130
+    assert run.guest_gone(), "the guest outlived the runner"
+    assert not (run.dir / "swap.raw").exists()
+
+
+def test_a_runner_killed_outright_takes_its_guest_with_it(tmp_path):
+    run = Run(tmp_path, "clean", hang_s=60)
+    process = run.start()
+    run.wait_for("boot", process)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert until(run.guest_gone), "QEMU outlived its runner killed with KILL"
+
+
+def test_the_signal_handlers_from_before_are_back_after_a_run():
+    before = [signal.getsignal(number) for number in children.INTERRUPTS]
+    with children.Interrupts() as interrupts:
+        interrupts.run(["true"])
+        interrupts.ignore()
+    assert [signal.getsignal(number) for number in children.INTERRUPTS] == before
+
+
+def test_a_guest_that_does_not_power_off_times_out():
+    with children.Interrupts() as interrupts:
+        started = time.monotonic()
+        assert interrupts.run(["sleep", "30"], timeout_s=0.5) == children.TIMED_OUT
+        assert time.monotonic() - started < 5
+
+
+def test_a_guest_that_ignores_term_is_killed(monkeypatch, tmp_path):
+    monkeypatch.setattr(children, "KILL_AFTER_S", 0.5)
+    with children.Interrupts() as interrupts:
+        stubborn = [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                    "print(flush=True); time.sleep(30)"]
+        assert interrupts.run(stubborn, timeout_s=1, stdout=subprocess.DEVNULL) == children.KILLED
+
+
+def test_a_missing_qemu_is_an_infrastructure_failure(tmp_path):
+    run = Run(tmp_path, "clean")
+    (tmp_path / "empty").mkdir()
+    run.env["PATH"] = str(tmp_path / "empty")
+    done = run.run()
+    assert done.returncode == 4, done.stderr
+    assert run.status()["status"] == "failed-infra"
+    assert "qemu exited with 127: cannot run qemu-system-x86_64" in run.status()["reason"]
+
+
+def test_the_command_line_is_the_one_qemu_run_sh_built(tmp_path):
+    guest = qemu.Guest(Path("/k/bzImage"), Path("/i/guest.ext4"), Path("/r/spec"), 2, 512)
+    line = qemu.command(guest, Path("/r/serial.log"), Path("/r/channel.raw"), Path("/r/swap.raw"), ["/d/a.raw"])
+    assert line == [
+        "qemu-system-x86_64", "-machine", "pc", "-m", "512", "-smp", "2", "-kernel", "/k/bzImage",
+        "-append", "console=ttyS0 root=/dev/vda rw init=/opt/vb/vb-agent panic=-1 loglevel=6 no_timer_check",
+        "-drive", "file=/i/guest.ext4,format=raw,if=virtio,snapshot=on",
+        "-fw_cfg", "name=opt/vswap-bench/spec,file=/r/spec", "-display", "none", "-no-reboot", "-nodefaults",
+        "-serial", "file:/r/serial.log", "-serial", "file:/r/channel.raw",
+        "-drive", "file=/r/swap.raw,format=raw,if=virtio,cache=none,werror=report",
+        "-drive", "file=/d/a.raw,format=raw,if=virtio,snapshot=on"]
+    assert qemu.accelerator_arguments("kvm", "realtime") == ["-accel", "kvm", "-cpu", "host"]
+    assert qemu.accelerator_arguments("tcg", "realtime") == ["-accel", "tcg,thread=multi"]
+    assert qemu.accelerator_arguments("tcg", "icount") == ["-accel", "tcg,thread=single", "-icount",
+                                                           "shift=3,sleep=off"]
+    assert qemu.choose_accelerator("auto", "icount", guest, tmp_path, None) == ("tcg", "")
+
+
+def test_reproduce_sh_runs_from_a_folder_whose_name_the_shell_would_expand(tmp_path):
+    odd = tmp_path / 'a $HOME "b",c'
+    odd.mkdir()
+    run = Run(odd, "clean")
+    assert run.run().returncode == 0
+    again = subprocess.run([run.dir / "reproduce.sh", tmp_path / "again"], env=run.env, capture_output=True,
+                           text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert "warning" not in again.stderr, again.stderr
+    assert json.loads((tmp_path / "again" / "status.json").read_text())["status"] == "done"
+
+
+def test_the_package_run_is_this_checkouts_whatever_the_working_directory(tmp_path):
+    # run.sh started from another checkout: python3 -m puts the working directory first on sys.path.
+    decoy = tmp_path / "vswap_bench"
+    decoy.mkdir()
+    (decoy / "__init__.py").write_text("")
+    (decoy / "__main__.py").write_text("print('the decoy')\n")
+    record = tmp_path / "r.json"
+    record.write_text('{"key": "value"}')
+    said = subprocess.run(["bash", "-c", f'. "{TOP}/harness/common.sh" && vswap_bench field "{record}" key'],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert said.stdout == "value\n", said.stdout + said.stderr
+
+
+def test_a_signal_to_the_runner_stops_the_childs_own_children(tmp_path):
+    # A workload's prepare script and its make: the signal stops the child's whole process group.
+    grandchild = tmp_path / "grandchild"
+
+    def signal_when_started():
+        until(lambda: grandchild.exists() and grandchild.read_text().strip())
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=signal_when_started, daemon=True).start()
+    with children.Interrupts() as interrupts:
+        status = interrupts.run(["bash", "-c", f'sleep 300 & echo $! >"{grandchild}"; wait'], timeout_s=60)
+    assert interrupts.interrupted and status == 128 + signal.SIGTERM
+    pid = int(grandchild.read_text())
+    assert until(lambda: not Path(f"/proc/{pid}").exists() or
+                 Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"), "the child's own child outlived the signal"
+
+
+def test_a_missing_guest_image_is_an_infrastructure_failure_with_its_reason(tmp_path):
+    run = Run(tmp_path, "clean")
+    (tmp_path / "inputs" / "guest.ext4").unlink()
+    done = run.run()
+    assert done.returncode == 4 and "no guest image" in done.stderr, done.stderr
+    assert run.status()["status"] == "failed-infra" and "no guest image" in run.status()["reason"]
+
+
+def test_paths_with_a_comma_reach_qemu_doubled_where_qemu_splits_options():
+    # -drive and -fw_cfg take key=value,... lists in which a comma of a value is written twice; -serial file:
+    # and -kernel take the rest of the argument as it is.
+    guest = qemu.Guest(Path("/r,1/bzImage"), Path("/r,1/guest.ext4"), Path("/r,1/spec"), 2, 512)
+    line = qemu.command(guest, Path("/r,1/serial.log"), Path("/r,1/channel.raw"), Path("/r,1/swap.raw"),
+                        ["/r,1/disk.raw"])
+    assert "/r,1/bzImage" in line and "file:/r,1/serial.log" in line and "file:/r,1/channel.raw" in line
+    assert "file=/r,,1/guest.ext4,format=raw,if=virtio,snapshot=on" in line
+    assert "name=opt/vswap-bench/spec,file=/r,,1/spec" in line
+    assert "file=/r,,1/swap.raw,format=raw,if=virtio,cache=none,werror=report" in line
+    assert "file=/r,,1/disk.raw,format=raw,if=virtio,snapshot=on" in line
+
+
+@pytest.mark.parametrize("recording, expected", [("clean", "kvm"), ("qemu-error", "tcg")])
+def test_kvm_counts_when_a_guest_reaches_the_agent_on_it_and_the_answer_is_cached(tmp_path, monkeypatch,
+                                                                                 recording, expected):
+    monkeypatch.setattr(qemu.os, "access", lambda path, mode: path == "/dev/kvm")
+    monkeypatch.setenv("PATH", f"{TOP / 'tests' / 'fake-qemu'}:{os.environ['PATH']}")
+    monkeypatch.setenv("VB_FAKE_GUEST", str(GUESTS / recording))
+    (tmp_path / "bzImage").write_text("not a kernel")
+    guest = qemu.Guest(tmp_path / "bzImage", tmp_path / "guest.ext4", tmp_path / "spec", 2, 512)
+    with children.Interrupts() as interrupts:
+        assert qemu.choose_accelerator("auto", "realtime", guest, tmp_path, interrupts.run)[0] == expected
+    (cached,) = (tmp_path / "accel-probe").iterdir()
+    assert cached.read_text() == expected + "\n"
+    monkeypatch.setenv("VB_FAKE_GUEST", "/nonexistent")
+    assert qemu.probe_kvm(guest, tmp_path, None) == expected

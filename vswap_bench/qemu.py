@@ -1,0 +1,104 @@
+"""QEMU's command line for a run, and the accelerator it runs on."""
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+QEMU = "qemu-system-x86_64"
+# no_timer_check: on a loaded host a TCG vCPU can miss the few ticks the kernel's IO-APIC timer test waits
+# for, and the kernel then panics at boot ("IO-APIC + timer doesn't work"), measured here with six guests on
+# 2 cores.
+APPEND = "console=ttyS0 root=/dev/vda rw init=/opt/vb/vb-agent panic=-1 loglevel=6 no_timer_check"
+ACCELERATORS = ("auto", "kvm", "tcg")
+# KVM counts as usable when a guest booted on it reaches the agent within this many seconds.
+PROBE_S = 20
+AGENT_STARTED = b"@@VB-AGENT-START"
+
+
+@dataclass(frozen=True)
+class Guest:
+    """What a run boots: the kernel, the guest image and the spec handed to the agent through fw_cfg."""
+    bzimage: Path
+    image: Path
+    spec: Path
+    vcpus: int
+    mem_mb: int
+
+
+def option_value(path) -> str:
+    """PATH as the value of a -drive or -fw_cfg option, which QEMU splits at commas: a comma is written twice."""
+    return str(path).replace(",", ",,")
+
+
+def command(guest: Guest, serial: Path, channel: Path, swap_disk: Path = None, disks=()) -> list[str]:
+    """The command line without its accelerator: the console into SERIAL, the agent's records into CHANNEL,
+    SWAP_DISK as /dev/vdb and DISKS after it (/dev/vdc, ...; snapshot=on: the guest's writes to them are
+    discarded when QEMU exits)."""
+    line = [QEMU, "-machine", "pc", "-m", str(guest.mem_mb), "-smp", str(guest.vcpus),
+            "-kernel", str(guest.bzimage), "-append", APPEND,
+            "-drive", f"file={option_value(guest.image)},format=raw,if=virtio,snapshot=on",
+            "-fw_cfg", f"name=opt/vswap-bench/spec,file={option_value(guest.spec)}",
+            "-display", "none", "-no-reboot", "-nodefaults",
+            "-serial", f"file:{serial}", "-serial", f"file:{channel}"]
+    # werror=report: a write the host cannot make (its disk is full) is an I/O error in the guest, which the
+    # outcome names, not a paused guest that waits for the run's timeout.
+    if swap_disk is not None:
+        line += ["-drive", f"file={option_value(swap_disk)},format=raw,if=virtio,cache=none,werror=report"]
+    for disk in disks:
+        line += ["-drive", f"file={option_value(disk)},format=raw,if=virtio,snapshot=on"]
+    return line
+
+
+def accelerator_arguments(accelerator: str, timing: str) -> list[str]:
+    if accelerator == "kvm":
+        return ["-accel", "kvm", "-cpu", "host"]
+    if timing == "icount":
+        # Guest time follows executed instructions: deterministic CPU cost.
+        return ["-accel", "tcg,thread=single", "-icount", "shift=3,sleep=off"]
+    return ["-accel", "tcg,thread=multi"]
+
+
+def probe_kvm(guest: Guest, build_dir: Path, run_child) -> str:
+    """kvm if a guest really boots on it, else tcg: on some hosts /dev/kvm exists but a normal kernel hangs
+    before its first console line.  The answer is cached per host boot and kernel.  RUN_CHILD(COMMAND,
+    timeout_s=S, **popen) runs the probe's QEMU (children.Interrupts.run: a signal stops it)."""
+    if not os.access("/dev/kvm", os.W_OK):
+        return "tcg"
+    boot_id = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    kernel = hashlib.sha256(guest.bzimage.read_bytes()).hexdigest()[:16]
+    cache = build_dir / "accel-probe" / f"{boot_id}-{kernel}"
+    if cache.is_file():
+        return cache.read_text().strip()
+    scratch = Path(tempfile.mkdtemp())
+    try:
+        (scratch / "spec").write_text("VB_WORKLOAD=probe\n")
+        probe = Guest(guest.bzimage, guest.image, scratch / "spec", guest.vcpus, guest.mem_mb)
+        line = command(probe, scratch / "serial", scratch / "channel") + accelerator_arguments("kvm", "realtime")
+        try:
+            run_child(line, timeout_s=PROBE_S, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                      stderr=subprocess.DEVNULL)
+        except OSError:
+            pass
+        serial = scratch / "serial"
+        result = "kvm" if serial.is_file() and AGENT_STARTED in serial.read_bytes() else "tcg"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(result + "\n")
+    return result
+
+
+def choose_accelerator(requested: str, timing: str, guest: Guest, build_dir: Path, run_child) -> tuple[str, str]:
+    """The accelerator (kvm or tcg) and a warning for the user, or "": REQUESTED is auto, kvm or tcg
+    (VB_ACCEL); icount timing runs under TCG whatever the host has.  RUN_CHILD: see probe_kvm."""
+    if timing == "icount":
+        return "tcg", ""
+    if requested != "auto":
+        return requested, ""
+    chosen = probe_kvm(guest, build_dir, run_child)
+    if chosen == "tcg":
+        return chosen, "KVM is not usable here: running under TCG (software emulation; ~4-20x slower)"
+    return chosen, ""

@@ -1,0 +1,271 @@
+"""One run: python3 -m vswap_bench run-one PARAMS RUN_DIR (run.sh calls it for each run of its plan).
+
+PARAMS is a params file as the planner writes it.  Writes into RUN_DIR: params, kernel.json, run.json, spec,
+reproduce.sh; status.json (running); then boots the guest with QEMU under the run's timeout and collects what
+the agent sends on the second serial port:
+  serial.log        the whole console
+  channel.raw       the raw record stream; then one file per record (boot, result.json,
+                    workload-output.json, workload.stderr, infra, unsupported, ...), each stored as soon as
+                    its end has come; one cut off by a crash is kept as NAME.partial
+  qemu.stderr       what QEMU printed
+  qemu.json         accelerator, timing mode, command line, outcome
+and last status.json.  Exits with the outcome's code (status.py: 0 done, 1 workload failed, 2 kernel crash,
+3 timeout, 4 infrastructure, 5 unsupported, 130 interrupted: INT, TERM or HUP stop QEMU first).
+"""
+import fcntl
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import outcome, qemu, record, runfiles
+from .children import Interrupts
+from .runspec import RunSpec, read_params
+from .settings import TOP, WORKLOADS_DIR, is_setting_key
+from .status import Status
+
+# printf %q leaves these alone; every other printable character gets a backslash.
+PLAIN = re.compile(r"[A-Za-z0-9_./:@%+=-]+")
+
+
+class RunError(Exception):
+    """The run cannot go on (no kernel, no image, a prepare script that failed): exit 4."""
+
+
+def say(message: str):
+    """A line to the user on stderr; a closed stderr (./run.sh | tee, then ^C) does not stop the run."""
+    try:
+        print(message, file=sys.stderr, flush=True)
+    except OSError:
+        pass
+
+
+def build_dir() -> Path:
+    return Path(os.path.abspath(os.environ.get("BUILD_DIR") or TOP / "build"))
+
+
+def shell_word(value: str) -> str:
+    """VALUE as one word of a shell assignment, as bash's printf %q writes it when it can."""
+    if not value:
+        return "''"
+    if PLAIN.fullmatch(value):
+        return value
+    if value.isprintable() and value.isascii():
+        return "".join(char if PLAIN.fullmatch(char) else "\\" + char for char in value)
+    return shlex.quote(value)
+
+
+def workload_timeout(timeout_s: int) -> int:
+    """The workload's time: the run's less a margin for boot and collection, a tenth and at least 60 s
+    (measured on a 2-core TCG host running six guests: 11 s to the agent, 20 s from the workload's end to
+    power-off)."""
+    return timeout_s - max(timeout_s // 10, 60)
+
+
+def spec_text(spec: RunSpec) -> str:
+    """The guest's view of the run (read by the agent as shell assignments): harness settings as VB_* and
+    the workload's parameters as they are."""
+    lines = [f"{'VB_' + key.upper() if is_setting_key(key) else key}={shell_word(value)}"
+             for key, value in spec.values.items()]
+    lines += [f"VB_EXPECT_VCPUS={spec['vcpus']}", f"VB_WORKLOAD_TIMEOUT={workload_timeout(int(spec['timeout']))}"]
+    return "".join(line + "\n" for line in sorted(lines, key=lambda line: line.encode()))
+
+
+def reproduce_text(spec: RunSpec, kernel_json: Path, kernel_id: str, image_json: Path, image_id: str) -> str:
+    kernel = spec["kernel"]
+    q = shlex.quote
+    return f"""#!/usr/bin/env bash
+# Re-runs exactly this run (same parameters, kernel '{kernel}' {kernel_id},
+# image {image_id}) into DIR (default: a new folder next to this one).
+here=$(cd "$(dirname "$0")" && pwd)
+out=${{1:-$here.reproduced-$(date +%Y%m%d-%H%M%S)}}
+. {q(str(TOP / "harness" / "common.sh"))}
+built=$(json_string_field {q(str(kernel_json))} kernel_id)
+[ "$built" = {q(kernel_id)} ] || echo "warning: kernel '{kernel}' is now ${{built:-not built}}, this run used {kernel_id}" >&2
+mkdir -p "$out" && cp "$here/params" "$out/params"
+VB_KERNELS_DIR={q(str(kernel_json.parent.parent))} VB_IMAGE_JSON={q(str(image_json))} exec_vswap_bench run-one "$out/params" "$out"
+"""
+
+
+def now_utc() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class RecordTail:
+    """Follows channel.raw while QEMU runs and stores each record as soon as its END line has come."""
+
+    def __init__(self, run_dir: Path):
+        self.run_dir, self.offset, self.rest = run_dir, 0, b""
+        self.splitter = outcome.RecordSplitter()
+        self.failed = False
+
+    def __call__(self):
+        try:
+            with open(self.run_dir / "channel.raw", "rb") as stream:
+                stream.seek(self.offset)
+                data = stream.read()
+        except OSError:
+            return
+        self.offset += len(data)
+        whole, newline, rest = (self.rest + data).rpartition(b"\n")
+        self.rest = rest
+        if not newline:
+            return
+        done = self.splitter.feed((whole + newline).decode(errors="replace"))
+        try:
+            runfiles.store_records(self.run_dir, outcome.Records(
+                {name: self.splitter.records.complete[name] for name in done}))
+        except record.RecordError as error:
+            # Once QEMU is gone collect() writes every record again, and says so if it still cannot.
+            if not self.failed:
+                say(f"vswap_bench: warning: {error}")
+            self.failed = True
+
+
+def prepare_disks(spec: RunSpec, run_dir: Path, interrupts: Interrupts, started: str) -> list[str]:
+    """The disks a workload needs made on the host (workloads/NAME/prepare prints their paths, one a line);
+    they reach the guest as /dev/vdc, /dev/vdd, ..."""
+    prepare = WORKLOADS_DIR / spec["workload"] / "prepare"
+    if not os.access(prepare, os.X_OK):
+        return []
+    try:
+        with open(run_dir / "prepare.log", "w") as log, tempfile.TemporaryFile() as printed:
+            status = interrupts.run([str(prepare), str(run_dir / "params")], stdin=subprocess.DEVNULL,
+                                    stdout=printed, stderr=log)
+            printed.seek(0)
+            disks = [line for line in printed.read().decode(errors="replace").splitlines() if line]
+    except OSError as error:
+        raise RunError(f"cannot run workloads/{spec['workload']}/prepare: {error.strerror or error}") from None
+    if status != 0 and not interrupts.interrupted:
+        last = (runfiles.read_text(run_dir / "prepare.log").strip().splitlines() or [""])[-1]
+        runfiles.write_status(run_dir, Status.FAILED_INFRA,
+                              f"workloads/{spec['workload']}/prepare failed: {last}", started)
+        raise RunError(f"workloads/{spec['workload']}/prepare failed (see {run_dir / 'prepare.log'})")
+    return disks
+
+
+def inputs(spec: RunSpec) -> tuple[Path, Path]:
+    """The kernel's folder (bzImage, kernel.json) and the image's guest.json the run boots: run.sh points
+    VB_KERNELS_DIR and VB_IMAGE_JSON at the campaign's own copies (results/<campaign>/inputs)."""
+    kernels = Path(os.environ.get("VB_KERNELS_DIR") or build_dir() / "kernels")
+    kernel_dir = Path(os.path.abspath(kernels / spec["kernel"]))
+    if not (kernel_dir / "kernel.json").is_file():
+        raise RunError(f"kernel '{spec['kernel']}' is not built ({kernel_dir}); run 'make kernels'")
+    if not (kernel_dir / "bzImage").is_file():
+        raise RunError(f"no kernel at '{kernel_dir}' (build it with 'make kernels')")
+    image_json = Path(os.path.abspath(os.environ.get("VB_IMAGE_JSON") or build_dir() / "image" / "guest.json"))
+    if not image_json.is_file():
+        raise RunError(f"no guest image ({image_json}); run 'make image'")
+    return kernel_dir, image_json
+
+
+def lock(run_dir: Path) -> int:
+    """One runner per run folder: a --resume started while the runner of a killed campaign is still
+    stopping its guest waits for it, instead of booting a second guest that writes into the same files.
+    QEMU inherits the lock: it is free once the guest is gone too."""
+    try:
+        descriptor = os.open(run_dir / ".lock", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as error:
+        raise RunError(f"cannot lock {run_dir}: {error.strerror or error}") from None
+    fcntl.flock(descriptor, fcntl.LOCK_EX)
+    return descriptor
+
+
+def write_run_files(spec: RunSpec, params: Path, run_dir: Path, kernel_dir: Path, image_json: Path):
+    """params, kernel.json, run.json (the resolved settings, their configuration hash and provenance), spec
+    and reproduce.sh."""
+    kernel = record.read_json(kernel_dir / "kernel.json")
+    image = record.read_json(image_json)
+    if not (run_dir / "params").exists() or not (run_dir / "params").samefile(params):
+        record.write_text_atomic(run_dir / "params", runfiles.read_text(params))
+    record.write_text_atomic(run_dir / "kernel.json", runfiles.read_text(kernel_dir / "kernel.json"))
+    runfiles.write_run_json(run_dir / "params", run_dir, kernel_dir / "kernel.json", image_json)
+    record.write_text_atomic(run_dir / "spec", spec_text(spec))
+    reproduce = run_dir / "reproduce.sh"
+    record.write_text_atomic(reproduce, reproduce_text(spec, kernel_dir / "kernel.json", kernel.get("kernel_id", ""),
+                                                       image_json, image.get("image_id", "")))
+    reproduce.chmod(0o755)
+
+
+def boot(spec: RunSpec, run_dir: Path, guest: qemu.Guest, disks: list[str], interrupts: Interrupts,
+         run_lock: int) -> dict:
+    """QEMU run under the run's timeout, holding the run's lock RUN_LOCK; what collect() needs of it."""
+    requested = os.environ.get("VB_ACCEL") or "auto"
+    if requested not in qemu.ACCELERATORS:
+        raise RunError(f"unknown accelerator VB_ACCEL='{requested}' ({', '.join(qemu.ACCELERATORS)})")
+    if not guest.image.is_file():
+        raise RunError(f"no guest image '{guest.image}' (build it with 'make image')")
+    for disk in disks:
+        if not Path(disk).is_file():
+            raise RunError(f"no disk image '{disk}'")
+    accelerator, warning = qemu.choose_accelerator(requested, spec["timing"], guest, build_dir(), interrupts.run)
+    if warning:
+        say(f"vswap_bench: warning: {warning}")
+    swap_disk = run_dir / "swap.raw"
+    try:
+        swap_disk.unlink(missing_ok=True)
+        with open(swap_disk, "wb") as stream:
+            stream.truncate(int(spec["swap_mb"]) << 20)
+        for name in ("serial.log", "channel.raw"):
+            (run_dir / name).write_bytes(b"")
+    except OSError as error:
+        raise RunError(f"cannot create the swap disk and the serial files in {run_dir}: {error}") from None
+    line = (qemu.command(guest, run_dir / "serial.log", run_dir / "channel.raw", swap_disk, disks)
+            + qemu.accelerator_arguments(accelerator, spec["timing"]))
+    timeout_s = int(spec["timeout"])
+    start = time.monotonic()
+    with open(run_dir / "qemu.stderr", "wb") as stderr:
+        try:
+            qemu_exit = interrupts.run(line, timeout_s=timeout_s, poll=RecordTail(run_dir), stdin=subprocess.DEVNULL,
+                                       stdout=stderr, stderr=stderr, pass_fds=(run_lock,))
+        except OSError as error:
+            stderr.write(f"cannot run {line[0]}: {error.strerror or error}\n".encode())
+            qemu_exit = 127
+    interrupts.ignore()
+    host_seconds = round(time.monotonic() - start, 3)
+    swap_disk.unlink(missing_ok=True)
+    return {"qemu_exit": qemu_exit, "timeout_s": timeout_s, "host_seconds": host_seconds,
+            "qemu": {"accelerator": accelerator, "timing_mode": spec["timing"], "vcpus": guest.vcpus,
+                     "guest_mem_mb": guest.mem_mb, "swap_mb": int(spec["swap_mb"]), "image": str(guest.image),
+                     "command": " ".join(line)}}
+
+
+def run_one(params: Path, run_dir: Path) -> int:
+    spec = read_params(params)
+    kernel_dir, image_json = inputs(spec)
+    image = runfiles.string_field(image_json, "image")
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise RunError(f"cannot create {run_dir}: {error.strerror or error}") from None
+    run_dir = run_dir.resolve()
+    with Interrupts() as interrupts:
+        run_lock = lock(run_dir)
+        write_run_files(spec, params, run_dir, kernel_dir, image_json)
+        started = now_utc()
+        disks = prepare_disks(spec, run_dir, interrupts, started)
+        for name in ("status.json", "qemu.json", "result.json"):
+            (run_dir / name).unlink(missing_ok=True)
+        if interrupts.interrupted:
+            runfiles.write_status(run_dir, Status.INTERRUPTED, "stopped by a signal to the runner", started)
+            return Status.INTERRUPTED.exit_code
+        runfiles.write_status(run_dir, Status.RUNNING, "", started)
+        guest = qemu.Guest(kernel_dir / "bzImage", Path(image), run_dir / "spec", int(spec["vcpus"]),
+                           int(spec["guest_mem_mb"]))
+        try:
+            booted = boot(spec, run_dir, guest, disks, interrupts, run_lock)
+        except RunError as error:
+            runfiles.write_status(run_dir, Status.FAILED_INFRA, str(error), started)
+            raise
+        status, reason = runfiles.collect(run_dir, booted["qemu"], qemu_exit=booted["qemu_exit"],
+                                          interrupted=interrupts.interrupted, timeout_s=booted["timeout_s"],
+                                          host_seconds=booted["host_seconds"])
+        runfiles.write_status(run_dir, status, reason, started)
+    if status is not Status.DONE:
+        say(f"vswap_bench: warning: {status.value}: {reason} (log: {run_dir / 'serial.log'})")
+    return status.exit_code
