@@ -1,10 +1,12 @@
 """Results over time: an SQLite index of analysed campaigns (results/index.sqlite, Python's sqlite3).
 
 Every campaign `report` analyses is (re)written into the index: per kernel, configuration and gated metric
-its n, mean and sd, with the campaign's date (its last finished run) and the kernel_id. `history` shows a
-metric (by default each configuration's headline) across kernels and dates; a campaign is marked accepted
-with `history --accept NAME`, and `compare NEW --last-accepted` takes the latest accepted campaign sharing
-a configuration with NEW as its base.
+its n, mean and sd, with the campaign's date (its last finished run) and the kernel_id. A campaign is known
+by its name and when its first run started, so the same campaign run again (run.sh moves the old folder
+aside) is a new entry, and reporting one campaign again, or after --resume, replaces its entry. `history`
+shows a metric (by default each configuration's headline) across kernels and dates; `history --accept NAME`
+marks the latest campaign of that name accepted, and `compare NEW --last-accepted` takes the latest
+accepted campaign sharing a configuration with NEW as its base.
 """
 import sqlite3
 from datetime import datetime, timezone
@@ -19,11 +21,14 @@ from .schema import CONFIG_COLUMNS, STATUS_FILE
 
 INDEX_NAME = "index.sqlite"
 DEFAULT_INDEX = Path("results") / INDEX_NAME
+# An index written by an older schema is derived data: it is dropped and filled again by the next reports.
+SCHEMA_VERSION = 2
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS campaigns (
-    name TEXT PRIMARY KEY, path TEXT NOT NULL, date TEXT NOT NULL, accepted INTEGER NOT NULL DEFAULT 0);
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, started TEXT NOT NULL, path TEXT NOT NULL, date TEXT NOT NULL,
+    accepted INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS results (
-    campaign TEXT NOT NULL REFERENCES campaigns(name) ON DELETE CASCADE,
+    campaign TEXT NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
     kernel TEXT NOT NULL, kernel_id TEXT NOT NULL, configuration TEXT NOT NULL,
     workload TEXT NOT NULL, backend TEXT NOT NULL, metric TEXT NOT NULL, unit TEXT NOT NULL,
     headline INTEGER NOT NULL, n INTEGER NOT NULL, mean REAL NOT NULL, sd REAL,
@@ -44,21 +49,36 @@ def configuration_key(frame: pd.DataFrame) -> pd.Series:
 
 def connect(path: Path) -> sqlite3.Connection:
     connection = sqlite3.connect(path)
+    if connection.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+        connection.executescript("DROP TABLE IF EXISTS results; DROP TABLE IF EXISTS campaigns;")
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     connection.execute("PRAGMA foreign_keys = ON")
     connection.executescript(SCHEMA)
     return connection
 
 
-def campaign_date(campaign: Campaign) -> str:
-    """The time its last run finished (status.json), or now for a campaign whose runs record none."""
-    finished = []
+def _status_times(campaign: Campaign, key: str) -> list[str]:
+    times = []
     for run_id in campaign.runs["run_id"]:
         try:
-            finished.append(read_json(campaign.path / "runs" / run_id / STATUS_FILE, versioned=False).get("finished"))
+            times.append(read_json(campaign.path / "runs" / run_id / STATUS_FILE, versioned=False).get(key))
         except RunFileError:
             continue
-    finished = [stamp for stamp in finished if isinstance(stamp, str) and stamp]
-    return max(finished) if finished else f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ}"
+    return [stamp for stamp in times if isinstance(stamp, str) and stamp]
+
+
+def _now() -> str:
+    return f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ}"
+
+
+def campaign_date(campaign: Campaign) -> str:
+    """The time its last run finished (status.json), or now for a campaign whose runs record none."""
+    return max(_status_times(campaign, "finished"), default=None) or _now()
+
+
+def campaign_started(campaign: Campaign) -> str:
+    """The time its first run started: with the name, what tells two runs of one campaign file apart."""
+    return min(_status_times(campaign, "started"), default=None) or _now()
 
 
 def summarised(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -74,14 +94,16 @@ def summarised(metrics: pd.DataFrame) -> pd.DataFrame:
 def add_campaign(index: Path, campaign: Campaign):
     """Write (or rewrite) the campaign into the index, keeping whether it was accepted."""
     table = summarised(campaign.metrics)
+    started = campaign_started(campaign)
+    entry = f"{campaign.name}@{started}"
     with connect(index) as connection:
-        connection.execute("INSERT INTO campaigns (name, path, date) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE "
-                           "SET path = excluded.path, date = excluded.date",
-                           (campaign.name, str(campaign.path.resolve()), campaign_date(campaign)))
-        connection.execute("DELETE FROM results WHERE campaign = ?", (campaign.name,))
+        connection.execute("INSERT INTO campaigns (id, name, started, path, date) VALUES (?, ?, ?, ?, ?) "
+                           "ON CONFLICT(id) DO UPDATE SET path = excluded.path, date = excluded.date",
+                           (entry, campaign.name, started, str(campaign.path.resolve()), campaign_date(campaign)))
+        connection.execute("DELETE FROM results WHERE campaign = ?", (entry,))
         connection.executemany(
             "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(campaign.name, row.kernel, row.kernel_id, row.configuration, row.workload, row.backend, row.metric,
+            [(entry, row.kernel, row.kernel_id, row.configuration, row.workload, row.backend, row.metric,
               row.unit, int(row.headline), int(row.n), float(row.mean), None if pd.isna(row.sd) else float(row.sd))
              for row in table.itertuples()])
 
@@ -93,15 +115,17 @@ def _existing(index: Path) -> Path:
 
 
 def accept(index: Path, name: str):
+    """Marks the latest campaign called NAME accepted."""
     with connect(_existing(index)) as connection:
-        if not connection.execute("UPDATE campaigns SET accepted = 1 WHERE name = ?", (name,)).rowcount:
+        if not connection.execute("UPDATE campaigns SET accepted = 1 WHERE id = (SELECT id FROM campaigns "
+                                  "WHERE name = ? ORDER BY started DESC LIMIT 1)", (name,)).rowcount:
             raise HistoryError(f"campaign {name!r} is not in {index}")
 
 
 def history(index: Path, metric: str = None, workload: str = None) -> pd.DataFrame:
     """Rows of the index in date order: the given metric, or each configuration's headline metric."""
-    query = ("SELECT c.date, r.campaign, c.accepted, r.kernel, r.kernel_id, r.workload, r.backend, r.configuration, "
-             "r.metric, r.unit, r.n, r.mean, r.sd FROM results r JOIN campaigns c ON c.name = r.campaign WHERE "
+    query = ("SELECT c.date, c.name AS campaign, c.accepted, r.kernel, r.kernel_id, r.workload, r.backend, r.configuration, "
+             "r.metric, r.unit, r.n, r.mean, r.sd FROM results r JOIN campaigns c ON c.id = r.campaign WHERE "
              + ("r.metric = ?" if metric else "r.headline = 1")
              + (" AND r.workload = ?" if workload else "")
              + " ORDER BY r.configuration, r.metric, c.date, r.kernel")
@@ -120,8 +144,8 @@ def last_accepted(index: Path, campaign: Campaign) -> Path:
     with connect(_existing(index)) as connection:
         candidates = pd.read_sql_query(
             "SELECT DISTINCT c.name, c.path, c.date, r.kernel, r.configuration FROM campaigns c "
-            "JOIN results r ON r.campaign = c.name WHERE c.accepted = 1 AND c.name != ?", connection,
-            params=[campaign.name])
+            "JOIN results r ON r.campaign = c.id WHERE c.accepted = 1 AND c.path != ?", connection,
+            params=[str(campaign.path.resolve())])
     shared = candidates.merge(wanted, on=["kernel", "configuration"])
     if shared.empty:
         raise HistoryError(f"no accepted campaign in {index} shares a kernel and configuration with {campaign.name}")

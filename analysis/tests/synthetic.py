@@ -32,7 +32,8 @@ def run_spec(values: dict) -> RunSpec:
 
 def write_run(campaign: Path, *, kernel: str, backend: str, repetition: int, real_s: float, sys_s: float,
               workload: str = "kernel-build", status: str = "done", accelerator: str = "kvm", output=None,
-              kernel_id: str = None, warmup: bool = False, params: dict = None, finished: str = None) -> Path:
+              kernel_id: str = None, warmup: bool = False, params: dict = None, finished: str = None,
+              started: str = "2026-01-01T00:00:00Z") -> Path:
     run_id = f"{workload}-{backend}-{kernel}-r{repetition}{'-warmup' if warmup else ''}"
     run_dir = campaign / "runs" / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -72,7 +73,7 @@ def write_run(campaign: Path, *, kernel: str, backend: str, repetition: int, rea
                                        interrupted=ending.get("interrupted", False), timeout_s=900,
                                        host_seconds=real_s + 20)
     assert decided is Status(status), (status, decided, reason)
-    runfiles.write_status(run_dir, decided, reason, "2026-01-01T00:00:00Z")
+    runfiles.write_status(run_dir, decided, reason, started)
     if finished:
         status_json = record.read_json(run_dir / "status.json")
         record.write_json(run_dir / "status.json", {**status_json, "finished": finished})

@@ -8,11 +8,11 @@ from analysis.loader import load_campaign
 from analysis.tests.synthetic import samples, write_campaign
 
 
-def campaign(root, name, sys_mean, finished):
+def campaign(root, name, sys_mean, finished, started="2026-01-01T00:00:00Z"):
     return write_campaign(root, name, {
         ("baseline", "zswap"): samples(100, 20, 3, 0.01, seed=1),
         ("vswap", "zswap"): samples(100, sys_mean, 3, 0.01, seed=3),
-    }, finished=finished)
+    }, finished=finished, started=started)
 
 
 @pytest.fixture
@@ -44,6 +44,21 @@ def test_history_shows_every_campaign_of_a_configuration_in_date_order(indexed, 
     rows = history.history(index, "sys").set_index(["campaign", "kernel"])
     assert rows.loc[("wednesday", "vswap"), "mean"] == pytest.approx(22, rel=0.02)
     assert rows["configuration"].nunique() == 1 and rows["kernel_id"].nunique() == 2
+
+
+def test_a_campaign_run_again_under_its_name_is_a_new_entry(tmp_path):
+    """run.sh moves a campaign's previous folder aside and runs it again under the same name; a CI job
+    reports each into one index: the index keeps both, told apart by when each started."""
+    index = tmp_path / history.INDEX_NAME
+    first = campaign(tmp_path / "monday", "nightly", 20, "2026-12-01T11:00:00Z", started="2026-12-01T10:00:00Z")
+    history.add_campaign(index, load_campaign(first))
+    second = campaign(tmp_path / "tuesday", "nightly", 22, "2026-12-02T11:00:00Z", started="2026-12-02T10:00:00Z")
+    history.add_campaign(index, load_campaign(second))
+    rows = history.history(index, "sys")
+    assert list(rows.loc[rows["kernel"] == "vswap", "date"]) == ["2026-12-01T11:00:00Z", "2026-12-02T11:00:00Z"]
+    assert main(["history", "--index", str(index), "--accept", "nightly"]) == 0  # the latest of that name
+    accepted = history.history(index, "sys").drop_duplicates("date").set_index("date")["accepted"]
+    assert accepted.to_dict() == {"2026-12-01T11:00:00Z": 0, "2026-12-02T11:00:00Z": 1}
 
 
 def test_reindexing_a_campaign_replaces_its_rows_and_keeps_it_accepted(indexed):
