@@ -117,7 +117,7 @@ def test_a_second_run_sh_on_a_running_campaign_is_refused_and_ctrl_c_stops_the_f
     assert second.returncode != 0 and "being run by another run.sh" in second.stderr, second.stderr
     assert first.poll() is None, "the second run.sh disturbed the first"
     os.killpg(first.pid, signal.SIGINT)
-    assert first.wait(timeout=60) == 130
+    assert first.wait(timeout=300) == 130
     assert "--resume' goes on from there" in first.stdout.read()
     assert list(bench.statuses().values()) == ["interrupted"] and bench.no_guest_left()
     bench.guest("swap-verify", "clean")
