@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from .loader import Campaign, RunFileError, read_json
+from .loader import Campaign
 from .metrics import is_headline
 from .presentation import formatting as fmt
-from .schema import CONFIG_COLUMNS, STATUS_FILE
+from .schema import CONFIG_COLUMNS
 
 INDEX_NAME = "index.sqlite"
 DEFAULT_INDEX = Path("results") / INDEX_NAME
@@ -57,28 +57,18 @@ def connect(path: Path) -> sqlite3.Connection:
     return connection
 
 
-def _status_times(campaign: Campaign, key: str) -> list[str]:
-    times = []
-    for run_id in campaign.runs["run_id"]:
-        try:
-            times.append(read_json(campaign.path / "runs" / run_id / STATUS_FILE, versioned=False).get(key))
-        except RunFileError:
-            continue
-    return [stamp for stamp in times if isinstance(stamp, str) and stamp]
-
-
 def _now() -> str:
     return f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ}"
 
 
 def campaign_date(campaign: Campaign) -> str:
     """The time its last run finished (status.json), or now for a campaign whose runs record none."""
-    return max(_status_times(campaign, "finished"), default=None) or _now()
+    return max(filter(None, campaign.runs["finished"]), default=None) or _now()
 
 
 def campaign_started(campaign: Campaign) -> str:
     """The time its first run started: with the name, what tells two runs of one campaign file apart."""
-    return min(_status_times(campaign, "started"), default=None) or _now()
+    return min(filter(None, campaign.runs["started"]), default=None) or _now()
 
 
 def summarised(metrics: pd.DataFrame) -> pd.DataFrame:

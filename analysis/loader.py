@@ -18,7 +18,7 @@ from .metrics import metric_rows
 RUN_COLUMNS = [
     "run_id", "config_hash", "kernel", "kernel_id", "workload", "backend", "memory_max", "pressure", "params",
     "settings", "repetition", "warmup",
-    "accelerator", "timing_mode", "image_id", "hostname", "qemu", "status", "reason",
+    "accelerator", "timing_mode", "image_id", "hostname", "qemu", "status", "reason", "started", "finished",
 ]
 METRIC_COLUMNS = [
     "run_id", "config_hash", "kernel", "kernel_id", "workload", "backend", "memory_max", "pressure", "params",
@@ -159,6 +159,9 @@ class _RunReader:
         status = self.read(run_dir, schema.STATUS_FILE, versioned=False)
         record["status"] = status.get("status", "unknown") if status else "no-status"
         record["reason"] = status.get("reason", "") if status else ""
+        for stamp in ("started", "finished"):
+            value = (status or {}).get(stamp)
+            record[stamp] = value if isinstance(value, str) else ""
         record["accelerator"] = record["accelerator"] or (status or {}).get("accelerator") or "unknown"
         if record["status"] not in schema.KNOWN_STATUSES and status is not None:
             self.report(run_dir.name, schema.STATUS_FILE, f"unknown status {record['status']!r}")
