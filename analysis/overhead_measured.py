@@ -17,7 +17,6 @@ measure "kernel" is everything not free, not user memory and not the zswap pool 
 per-CPU free lists counted as free); "accounted" is what the kernel attributes: Slab + VmallocUsed + Percpu
 + vswap's descriptor arrays.  The first sees the baseline's swap_cgroup pages, which no counter shows.
 """
-import json
 from pathlib import Path
 
 import numpy as np
@@ -28,11 +27,12 @@ from .overhead_model import (
     BUILT_DESIGNS, BUILT_SCENARIOS, DEFAULT_SWAP_BYTES, MIB, USAGE_PERCENTS, design_for_kernel, entries_at,
     swap_slots,
 )
-from .schema import STATUS_DONE
+from .loader import RunFileError, read_json
+from .schema import RESULT_FILE, STATUS_DONE
+from .stats import CONFIDENCE
 
 WORKLOAD = "overhead"
 MEASURES = ("kernel_bytes", "accounted_bytes")
-CONFIDENCE = 0.95
 # Measured and modelled bytes per slot and per entry agree when within this share of the model (issue #12).
 AGREEMENT = 0.05
 READ_COLUMNS = ["run_id", "kernel", "kernel_id", "backend", "repetition", "phase", "size_mb", "swap_slots",
@@ -41,10 +41,10 @@ READ_COLUMNS = ["run_id", "kernel", "kernel_id", "backend", "repetition", "phase
 
 def _output(campaign_path: Path, run_id: str):
     try:
-        result = json.loads((Path(campaign_path) / "runs" / run_id / "result.json").read_text())
-    except (OSError, ValueError):
+        result = read_json(Path(campaign_path) / "runs" / run_id / RESULT_FILE, versioned=False)
+    except RunFileError:
         return None
-    output = result.get("output") if isinstance(result, dict) else None
+    output = result.get("output")
     return output if isinstance(output, dict) and isinstance(output.get("static"), dict) else None
 
 
@@ -203,6 +203,11 @@ def agreement(fits: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _device_slots(backend: str, swap_bytes: int) -> int:
+    """The slots of a SWAP_BYTES swap device, for a backend that has one (zswap-only has none)."""
+    return 0 if backend == "zswap-only" else swap_slots(swap_bytes)
+
+
 def scaled_table(fits: pd.DataFrame, swap_bytes: int = DEFAULT_SWAP_BYTES, percents=USAGE_PERCENTS,
                  designs=BUILT_DESIGNS) -> pd.DataFrame:
     """The cover letter's table at SWAP_BYTES, per backend and usage: each built model's MiB (whole, and
@@ -211,13 +216,13 @@ def scaled_table(fits: pd.DataFrame, swap_bytes: int = DEFAULT_SWAP_BYTES, perce
     zswap-only has no device: no slots.  A kernel without a measured row shows NaN."""
     rows = []
     for backend in BUILT_SCENARIOS:
-        slots = 0 if backend == "zswap-only" else swap_slots(swap_bytes)
+        slots = _device_slots(backend, swap_bytes)
         for percent in percents:
             entries = entries_at(percent, swap_bytes)
             row = {"backend": backend, "usage_percent": percent, "entries": entries}
             for design in designs:
                 name = design.key.removeprefix("built:")
-                supported = backend != "zswap-only" or name.startswith("vswap")
+                supported = backend != "zswap-only" or design.backend_for("zswap") == "zswap-only"
                 row[f"{name} model (MiB)"] = (design.overhead_bytes(backend, slots, entries) / MIB
                                               if supported else np.nan)
                 row[f"{name} model without shadow nodes (MiB)"] = (
@@ -251,7 +256,7 @@ def point_estimates(reads: pd.DataFrame, fits: pd.DataFrame, swap_bytes: int = D
     slot = fits.groupby(["kernel_id", "backend"])["slot_slope"].first()
     rows = []
     for point in dynamic.itertuples():
-        slots = 0 if point.backend == "zswap-only" else swap_slots(swap_bytes)
+        slots = _device_slots(point.backend, swap_bytes)
         per_slot = slot.get((point.kernel_id, point.backend), np.nan) if slots else 0
         entries = entries_at(point.percent, swap_bytes)
         rows.append({"kernel": point.kernel, "kernel_id": point.kernel_id, "backend": point.backend,

@@ -9,7 +9,7 @@ from .loader import Campaign
 from .metrics import undeclared_measurements
 from .overhead import components_table, cover_letter_check, model_table
 from .overhead_measured import (
-    AGREEMENT, measured_fits, overhead_reads, point_estimates, scaled_table, slab_changes,
+    AGREEMENT, agreement, measured_fits, overhead_reads, point_estimates, scaled_table, slab_changes,
 )
 from .overhead_model import DESIGNS, GIB, built_layouts, fixed_bytes
 from .pairing import split_config
@@ -159,6 +159,7 @@ FIT_COLUMNS = {
     "entry_vs_model_percent": "entry vs model %",
     "entry_residual_rms": "entry fit residual rms (B)", "entry_n": "entry points",
     "bytes_per_entry_before_drop": "B/entry before drop_caches", "model_bytes_per_entry": "model B/entry",
+    "slot_within_5_percent": "slot within 5 %", "entry_within_5_percent": "entry within 5 %",
     "entry_before_drop_vs_model_percent": "before drop vs model %",
     "bytes_per_slot_accounted": "B/slot (Slab+Vmalloc+Percpu+desc)",
     "bytes_per_entry_accounted": "B/entry (Slab+Vmalloc+Percpu+desc)",
@@ -167,9 +168,14 @@ FIT_COLUMNS = {
 }
 
 
+def _rounded(frame: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+    """Floats to DIGITS decimals, everything else as text: the overhead tables' cells."""
+    return frame.applymap(lambda value: f"{value:.{digits}f}" if isinstance(value, float) else str(value))
+
+
 def _fits_display(fits: pd.DataFrame) -> pd.DataFrame:
-    shown = fits[[column for column in FIT_COLUMNS if column in fits.columns]].rename(columns=FIT_COLUMNS)
-    return shown.applymap(lambda value: f"{value:.3f}" if isinstance(value, float) else str(value))
+    judged = fits.merge(agreement(fits), on=["kernel", "kernel_id", "backend"])
+    return _rounded(judged[[column for column in FIT_COLUMNS if column in judged.columns]].rename(columns=FIT_COLUMNS))
 
 
 def _layout_text(measured_ids: dict) -> str:
@@ -229,10 +235,10 @@ def overhead_section(model: pd.DataFrame, swap_bytes: int, fits: pd.DataFrame, s
                          + (f" ({row.slot_intercept:.0f} B of them the fit's fixed cost of a swapon)."
                             if row.slot_intercept == row.slot_intercept else "."))
     if slabs is not None and len(slabs):
-        section.table(slabs.applymap(lambda value: f"{value:.3f}" if isinstance(value, float) else str(value)),
+        section.table(_rounded(slabs),
                       "Slab caches that moved (/proc/slabinfo, read 1; 'per' is bytes per slot or per entry)")
     shown = scaled.drop(columns=[c for c in scaled.columns if c.endswith((" low", " high"))])
-    section.table(shown.applymap(lambda value: f"{value:.2f}" if isinstance(value, float) else str(value)),
+    section.table(_rounded(shown, 2),
                   f"{swap_bytes / GIB:g} GiB: the built model and the measured fit (MiB; zswap-only has no device; "
                   "'measured' is after drop_caches, to hold against the model without shadow nodes)")
     for image in images:
