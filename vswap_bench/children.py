@@ -13,8 +13,7 @@ import time
 
 PR_SET_PDEATHSIG = 1
 INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-# As timeout(1) exits: 124 when the time ran out, 128 + KILL when the child needed KILL after its TERM
-# (outcome.TIMEOUT_EXITS).
+# As timeout(1) exits: 124 when the time ran out, 128 + KILL when the child needed KILL after its TERM.
 TIMED_OUT, KILLED = 124, 128 + signal.SIGKILL
 # The seconds a child has between TERM and KILL once its time has run out (timeout -k 5).
 KILL_AFTER_S = 5

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .settings import TOP
+from .children import KILLED, TIMED_OUT
 from .status import Status
 
 # The kernel-log patterns (guest-image/agent/kernel-log.patterns, shared with the guest): NAME KIND REGEX.
@@ -46,8 +47,8 @@ WARNING_PATTERN = PATTERNS["warning"][1]
 SWAP_WRITE_ERROR = re.compile(r"I/O error, dev vdb, sector \d+ op 0x1:\(WRITE\)")
 # printk's "[    1.234567] " time stamp.
 TIMESTAMP = re.compile(r"^\[[^]]*\] ")
-# timeout(1) exits 124 when the time ran out, 137 when QEMU needed its -k KILL too.
-TIMEOUT_EXITS = (124, 137)
+# How a child that ran out of its time exits (children.py, as timeout(1) does).
+TIMEOUT_EXITS = (TIMED_OUT, KILLED)
 BEGIN, END = "@@VB-BEGIN ", "@@VB-END "
 
 

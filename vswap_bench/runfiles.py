@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import outcome, record
-from .runspec import RunSpec, read_params
+from .runspec import RunSpec
 from .status import Status
 
 # Settings run.json carries as fields of their own; every other harness setting is under "settings".
@@ -60,10 +60,9 @@ def run_document(spec: RunSpec, run_dir: Path, kernel_record: dict, image_record
     }
 
 
-def write_run_json(params: Path, run_dir: Path, kernel_json: Path, image_json: Path):
-    spec = read_params(params)
-    document = run_document(spec, run_dir.resolve(), record.read_json(kernel_json), record.read_json(image_json))
-    record.write_json(run_dir / "run.json", document)
+def now_utc() -> str:
+    """The time, as status.json records started and finished."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def read_text(path: Path) -> str:
@@ -117,7 +116,7 @@ def write_status(run_dir: Path, status: Status, reason: str, started: str):
         qemu = {}
     record.write_json(run_dir / "status.json", {
         "status": status.value, "exit_code": status.exit_code or 0, "reason": reason, "started": started,
-        "finished": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "finished": now_utc(),
         "accelerator": qemu.get("accelerator"), "host_seconds": qemu.get("host_seconds"),
         "boot_to_agent_s": qemu.get("boot_to_agent_s")})
 

@@ -20,7 +20,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 from . import outcome, qemu, record, runfiles
@@ -90,10 +89,6 @@ built=$(json_string_field {q(str(kernel_json))} kernel_id)
 mkdir -p "$out" && cp "$here/params" "$out/params"
 VB_KERNELS_DIR={q(str(kernel_json.parent.parent))} VB_IMAGE_JSON={q(str(image_json))} exec_vswap_bench run-one "$out/params" "$out"
 """
-
-
-def now_utc() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class RecordTail:
@@ -184,7 +179,7 @@ def write_run_files(spec: RunSpec, params: Path, run_dir: Path, kernel_dir: Path
     if not (run_dir / "params").exists() or not (run_dir / "params").samefile(params):
         record.write_text_atomic(run_dir / "params", runfiles.read_text(params))
     record.write_text_atomic(run_dir / "kernel.json", runfiles.read_text(kernel_dir / "kernel.json"))
-    runfiles.write_run_json(run_dir / "params", run_dir, kernel_dir / "kernel.json", image_json)
+    record.write_json(run_dir / "run.json", runfiles.run_document(spec, run_dir.resolve(), kernel, image))
     record.write_text_atomic(run_dir / "spec", spec_text(spec))
     reproduce = run_dir / "reproduce.sh"
     record.write_text_atomic(reproduce, reproduce_text(spec, kernel_dir / "kernel.json", kernel.get("kernel_id", ""),
@@ -247,7 +242,7 @@ def run_one(params: Path, run_dir: Path) -> int:
     with Interrupts() as interrupts:
         run_lock = lock(run_dir)
         write_run_files(spec, params, run_dir, kernel_dir, image_json)
-        started = now_utc()
+        started = runfiles.now_utc()
         disks = prepare_disks(spec, run_dir, interrupts, started)
         for name in ("status.json", "qemu.json", "result.json"):
             (run_dir / name).unlink(missing_ok=True)
