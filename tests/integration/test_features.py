@@ -58,12 +58,14 @@ def test_zswap_only_swaps_without_a_device_on_vswap():
     delta = result["vmstat_delta"]
     assert delta["zswpout"] > 0 and delta["pswpout"] == 0, delta
     assert result["cgroup"]["memory.peak"] <= result["memory_max"] + 2**20
-    # The pages out are all in zswap (text and same-filled pages) or in
-    # the zero map, none on a device.
+    # The pages out are all in zswap (text and same-filled pages), in the
+    # zero map or still in the swap cache (a folio reclaim unmapped but has
+    # not stored yet, or stored and not yet freed: its page table entry is
+    # a swap entry already; CI once saw 15 of 153,600 so), none on a device.
     vswap = snap["vswap"]
     assert snap["cgroup"]["memory.stat"]["zswapped"] > 0, snap["cgroup"]
     assert vswap["nr_swapfile"] == 0 and vswap["nr_zswap"] > 0 and vswap["nr_zero"] > 0, vswap
-    assert vswap["nr_zswap"] + vswap["nr_zero"] >= out["swap_ptes_after_pageout"], vswap
+    assert vswap["nr_zswap"] + vswap["nr_zero"] + vswap["nr_folio"] >= out["swap_ptes_after_pageout"], vswap
 
 
 def test_zswap_only_on_the_baseline_runs_and_is_oom_killed():
