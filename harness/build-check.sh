@@ -8,6 +8,10 @@
 #               object directory, so each costs the files its patch touches.
 #   no-debugfs  the whole series with CONFIG_DEBUG_FS=n (the vswap check and
 #               its helpers exist only with debugfs).
+#   no-debug-vswap  the whole series with debugfs but without the vswap
+#               variant's fragment (CONFIG_DEBUG_VSWAP=n): a production
+#               kernel's config.  The prefixes build without it too; the
+#               whole series with it.
 #   i386        the whole series on 32-bit x86: the directories it touches
 #               (mm/, kernel/power/) compile.
 #   w1          W=1 over the mm/ files the series changes: no warning that
@@ -52,7 +56,12 @@ prefix_dir() {
 # their own so that the kernels in build/kernels stay what they are.
 for ((k = from; k <= ${#patches[@]}; k++)); do
 	name="prefix-$(printf '%02d' "$k") ($(basename "${patches[k - 1]}" .patch))"
-	if out=$(PATCHES=$(prefix_dir "$k") BUILD_DIR=$work/prefixes "$top/harness/build-kernel.sh" vswap 2>&1); then
+	# A prefix lacks the options a later patch adds: only the whole series
+	# gets the vswap variant's config fragment.
+	vswap_config=$VSWAP_CONFIG
+	[ "$k" = ${#patches[@]} ] || vswap_config=
+	if out=$(PATCHES=$(prefix_dir "$k") BUILD_DIR=$work/prefixes VSWAP_CONFIG=$vswap_config \
+		"$top/harness/build-kernel.sh" vswap 2>&1); then
 		pass "$name"
 	else
 		fail "$name" "$(tail -n3 <<<"$out" | tr '\n' ' ')"
@@ -88,6 +97,17 @@ if out=$({ config_from "$obj" x86_64 CONFIG_DEBUG_FS=n &&
 	pass "no-debugfs"
 else
 	fail "no-debugfs" "$(grep -m3 -E 'error|warning' <<<"$out" | tr '\n' ' ')"
+fi
+
+# The test interfaces (vswap/verify and the rest of CONFIG_DEBUG_VSWAP) off,
+# as in a production kernel: the config without the vswap fragment.
+obj=$work/no-debug-vswap
+if out=$({ config_from "$obj" x86_64 &&
+	grep -q '^CONFIG_DEBUG_FS=y' "$obj/.config" && ! grep -q '^CONFIG_DEBUG_VSWAP=y' "$obj/.config" &&
+	kmake O="$obj" ARCH=x86_64 -j"$(nproc)" bzImage; } 2>&1); then
+	pass "no-debug-vswap"
+else
+	fail "no-debug-vswap" "$(grep -m3 -E 'error|warning' <<<"$out" | tr '\n' ' ')"
 fi
 
 obj=$work/i386

@@ -5,7 +5,9 @@
 # directory).  VARIANT is "baseline" (the pristine tree) or "vswap" (the same
 # tree plus the quilt series in PATCHES).  FLAVOUR is "guest" (default),
 # "debug" (adds kernel-patches/configs/debug.config: lockdep, DEBUG_VM) or
-# "kasan" (debug.config plus kasan.config; a much longer build).  Output, in
+# "kasan" (debug.config plus kasan.config; a much longer build); the vswap
+# variant adds VSWAP_CONFIG (kernel-patches/configs/vswap.config: options
+# only the series has).  Output, in
 # $BUILD_DIR/kernels/VARIANT[-FLAVOUR]/: bzImage, .config, kernel.json.
 #
 # Both variants use the same layout (src/ and obj/ side by side) so that
@@ -31,6 +33,10 @@ case $flavour in
 debug) fragments+=("$configs/debug.config") ;;
 kasan) fragments+=("$configs/debug.config" "$configs/kasan.config") ;;
 esac
+if [ "$variant" = vswap ] && [ -n "$VSWAP_CONFIG" ]; then
+	[ -f "$VSWAP_CONFIG" ] || die "VSWAP_CONFIG=$VSWAP_CONFIG: no such config fragment"
+	fragments+=("$VSWAP_CONFIG")
+fi
 
 # --- the pristine tree, extracted once per tarball -------------------------
 if [ -d "$KERNEL_SRC" ]; then

@@ -7,6 +7,9 @@ BUILD_DIR=$(realpath -ms "${BUILD_DIR:-$VB_TOP/build}")
 RESULTS_DIR=$(realpath -ms "${RESULTS_DIR:-$VB_TOP/results}")
 KERNEL_SRC=${KERNEL_SRC:-/usr/src/linux-source-6.12.tar.xz}
 PATCHES=${PATCHES:-$VB_TOP/kernel-patches/6.12}
+# The vswap variant's own config fragment: options the series adds, which a
+# baseline tree (or a prefix of the series) lacks.  Empty: none.
+VSWAP_CONFIG=${VSWAP_CONFIG-$VB_TOP/kernel-patches/configs/vswap.config}
 
 die() { printf '%s: error: %s\n' "${0##*/}" "$*" >&2; exit "${VB_DIE_CODE:-1}"; }
 warn() { printf '%s: warning: %s\n' "${0##*/}" "$*" >&2; }

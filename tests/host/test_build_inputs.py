@@ -15,8 +15,9 @@ def build(tmp_path):
     (source / "mm").mkdir(parents=True)
     (source / "Makefile").write_text("kernelversion:\n\t@echo 6.12.0\n")
 
-    def run(patches: Path):
-        env = {**os.environ, "KERNEL_SRC": str(source), "PATCHES": str(patches), "BUILD_DIR": str(tmp_path / "build")}
+    def run(patches: Path, **extra_env):
+        env = {**os.environ, "KERNEL_SRC": str(source), "PATCHES": str(patches), "BUILD_DIR": str(tmp_path / "build"),
+               **extra_env}
         return subprocess.run([TOP / "harness" / "build-kernel.sh", "vswap"], env=env, capture_output=True,
                               text=True, timeout=120)
     return run
@@ -41,6 +42,13 @@ def test_a_series_that_cannot_give_the_vswap_kernel_stops_the_build(build, tmp_p
     done = build(series(tmp_path, text, patches))
     assert done.returncode != 0
     assert message in done.stderr, done.stderr
+    assert "preparing vswap source tree" not in done.stderr
+
+
+def test_a_missing_vswap_config_fragment_stops_the_build(build, tmp_path):
+    done = build(series(tmp_path, "0001-a.patch\n", ("0001-a.patch",)), VSWAP_CONFIG=str(tmp_path / "none.config"))
+    assert done.returncode != 0
+    assert "none.config: no such config fragment" in done.stderr, done.stderr
     assert "preparing vswap source tree" not in done.stderr
 
 
