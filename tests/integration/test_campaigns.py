@@ -55,6 +55,19 @@ def test_every_run_has_its_files(campaign):
         assert load(run / "qemu.json")["image"] == str(inputs / "guest.ext4")
 
 
+def test_the_swap_disk_is_what_the_run_says(campaign):
+    """The swap disk's rotational flag, read in the guest after swapon, is the run's setting (virtio-blk calls
+    every disk rotational: the setting must be applied either way)."""
+    for run in runs(campaign):
+        if not (run / "result.json").is_file():
+            continue
+        result, run_json = load(run / "result.json"), load(run / "run.json")
+        if run_json["backend"] in ("disk", "zswap"):
+            assert result["swap_disk"] == {"rotational": int(run_json["settings"]["rotational"])}, run.name
+        else:
+            assert result["swap_disk"] is None, run.name
+
+
 @pytest.mark.parametrize("run", swap_verify_runs(), ids=lambda r: r.name)
 def test_swap_verify_run(run):
     status = load(run / "status.json")
