@@ -16,7 +16,9 @@
  * S = 0, which shows the noise, and C follows.
  *
  * Every point is read --reads times, each read after a drop_caches (unless
- * --drop-caches 0), plus a read "0" before the first drop: drop_caches also
+ * --drop-caches 0), plus a read "0" before the first drop, taken once two
+ * reads half a second apart agree (deferred frees are done by then;
+ * settle_s says how long that took): drop_caches also
  * lets the shadow-node shrinker free the swap cache's xarray nodes, which
  * read 0 still shows.  A read is taken by this process alone, from /proc and
  * debugfs, without starting any other process.
@@ -334,11 +336,6 @@ static int cmp_ll(const void *a, const void *b)
 }
 
 /*
- * The reads of one point, as object @key: read "0" as things are, then
- * reads 1..R each after a sync and a drop_caches.  Returns the median
- * kernel_bytes of reads 1..R.
- */
-/*
  * Pages written to the disk stay under writeback (with their bios and
  * requests) for a while after MADV_PAGEOUT returns: wait for them, up to
  * 30 s, so that a point reads the entries at rest.  Returns the seconds
@@ -379,6 +376,40 @@ static int evict_swap_cache(size_t pages)
 	return vb_cgroup_write("memory.reclaim", value);
 }
 
+/*
+ * Right after the pages go out, objects whose freeing is deferred (RCU
+ * callbacks, per-CPU batches) can hold several hundred KiB of unreclaimable
+ * slab for a moment: a single read 0 would catch some of them.  Read
+ * until two reads SETTLE_INTERVAL_US apart agree within SETTLE_BYTES, up
+ * to SETTLE_MAX_READS, and keep the last in @r.  Returns the seconds
+ * waited.
+ */
+#define SETTLE_INTERVAL_US (500 * 1000)
+#define SETTLE_BYTES (16 << 10)
+#define SETTLE_MAX_READS 40
+
+static double settle(struct reading *r)
+{
+	double start = vb_now();
+	long long previous;
+	int i;
+
+	take_reading(r);
+	for (i = 1; i < SETTLE_MAX_READS; i++) {
+		previous = r->kernel_bytes;
+		usleep(SETTLE_INTERVAL_US);
+		take_reading(r);
+		if (llabs(r->kernel_bytes - previous) <= SETTLE_BYTES)
+			break;
+	}
+	return vb_now() - start;
+}
+
+/*
+ * The reads of one point, as object @key: read "0" once the kernel's
+ * memory has settled, then reads 1..R each after a sync and a
+ * drop_caches.  Returns the median kernel_bytes of reads 1..R.
+ */
 static long long take_point(struct vb_json *j, const char *key, const struct options *o)
 {
 	struct reading r;
@@ -388,7 +419,7 @@ static long long take_point(struct vb_json *j, const char *key, const struct opt
 
 	vb_json_object(j, key);
 	vb_json_real(j, "writeback_wait_s", wait_writeback());
-	take_reading(&r);
+	vb_json_real(j, "settle_s", settle(&r));
 	json_reading(j, "0", &r, 0);
 	for (i = 1; i <= o->reads; i++) {
 		sync();
