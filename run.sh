@@ -122,6 +122,10 @@ pin_inputs() {
 		mkdir -p "$dst/kernels/$k" &&
 			cp "$kernels_from/$k/bzImage" "$kernels_from/$k/kernel.json" "$dst/kernels/$k/" ||
 			die "cannot copy the $k kernel into $dst"
+		# Its symbols, for an instruction profile (profile=insn).
+		if [ -f "$kernels_from/$k/System.map" ]; then
+			cp "$kernels_from/$k/System.map" "$dst/kernels/$k/" || die "cannot copy the $k kernel's System.map into $dst"
+		fi
 	done
 	export VB_KERNELS_DIR=$dst/kernels VB_IMAGE_JSON=$dst/guest.json
 }

@@ -272,6 +272,8 @@ def fixed_bytes(layout: dict) -> dict:
             slots, what = size["vswap_min_slots"], what + ", at least"
         if slots is not None:
             fixed[what] = slots // size["swap_address_space_pages"] * size["address_space"]
+            table = "virtual swap cluster table (a pointer per cluster, at boot" + what[len(what.rstrip(", at least")):]
+            fixed[table + ")"] = slots // size["vswap_cluster_nr"] * size["pointer"]
     return fixed
 
 

@@ -8,7 +8,8 @@
 # "kasan" (debug.config plus kasan.config; a much longer build); the vswap
 # variant adds VSWAP_CONFIG (kernel-patches/configs/vswap.config: options
 # only the series has).  Output, in
-# $BUILD_DIR/kernels/VARIANT[-FLAVOUR]/: bzImage, .config, kernel.json.
+# $BUILD_DIR/kernels/VARIANT[-FLAVOUR]/: bzImage, .config, kernel.json and
+# System.map (the symbols an instruction profile is read with).
 #
 # Both variants use the same layout (src/ and obj/ side by side) so that
 # ccache, with base_dir set to the kernels directory, sees identical relative
@@ -85,6 +86,8 @@ input_id=$(sha256_str "$src_id ${patch_ids[*]} $(cat "${fragments[@]}") $gcc_ver
 
 if [ -f "$kdir/bzImage" ] && [ "$(json_string_field "$kdir/kernel.json" input_id)" = "$input_id" ]; then
 	log "$name kernel is up to date ($kdir)"
+	# For a kernel built before System.map was kept beside its bzImage.
+	[ -f "$kdir/System.map" ] || cp "$kdir/obj/System.map" "$kdir/System.map" || die "no System.map in $kdir/obj"
 	# The structure sizes of the build (harness/kernel-layout.sh), for a
 	# kernel built before they were recorded.
 	[ "$(json_string_field "$kdir/layout.json" kernel_id)" = "$(json_string_field "$kdir/kernel.json" kernel_id)" ] ||
@@ -141,6 +144,7 @@ start=$(date +%s)
 build_seconds=$(( $(date +%s) - start ))
 cp "$obj/arch/x86/boot/bzImage" "$kdir/bzImage"
 cp "$obj/.config" "$kdir/config"
+cp "$obj/System.map" "$kdir/System.map"
 
 config_sha=$(sha256_of "$obj/.config")
 kernel_id=$(sha256_str "$kver ${patch_ids[*]} $config_sha $gcc_version")

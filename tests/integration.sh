@@ -49,6 +49,8 @@ echo "memcg campaign: run.sh exit $? (1 expected: runs with swap.max=0 and zswap
 echo "space campaign: run.sh exit $? (1 expected: the run with a full virtual swap space is OOM-killed)"
 "$top/run.sh" "$top/tests/campaigns/overhead.conf"
 echo "overhead campaign: run.sh exit $? (5 runs done, the baseline's zswap-only unsupported)"
+"$top/run.sh" "$top/tests/campaigns/profile.conf"
+echo "profile campaign: run.sh exit $?"
 
 first=$(head -n1 "$RESULTS_DIR/crash/plan")
 "$RESULTS_DIR/crash/runs/$first/reproduce.sh" "$RESULTS_DIR/reproduced"

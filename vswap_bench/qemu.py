@@ -13,6 +13,7 @@ QEMU = "qemu-system-x86_64"
 # 2 cores.
 APPEND = "console=ttyS0 root=/dev/vda rw init=/opt/vb/vb-agent panic=-1 loglevel=6 no_timer_check"
 ACCELERATORS = ("auto", "kvm", "tcg")
+PLUGIN_SOURCE = Path(__file__).resolve().parent.parent / "harness" / "qemu-plugin" / "insn-profile.c"
 # KVM counts as usable when a guest booted on it reaches the agent within this many seconds.
 PROBE_S = 20
 AGENT_STARTED = b"@@VB-AGENT-START"
@@ -50,6 +51,23 @@ def command(guest: Guest, serial: Path, channel: Path, swap_disk: Path = None, d
     for disk in disks:
         line += ["-drive", f"file={option_value(disk)},format=raw,if=virtio,snapshot=on"]
     return line
+
+
+def insn_profile_arguments(build_dir: Path, out: Path) -> list[str]:
+    """The options that count the guest's kernel instructions per block into OUT, with the plugin built
+    from harness/qemu-plugin/insn-profile.c into BUILD_DIR/qemu-plugin when missing or older than it."""
+    source = PLUGIN_SOURCE
+    plugin = build_dir / "qemu-plugin" / "insn-profile.so"
+    if not plugin.is_file() or plugin.stat().st_mtime < source.stat().st_mtime:
+        plugin.parent.mkdir(parents=True, exist_ok=True)
+        built = plugin.with_name(f".{plugin.name}.{os.getpid()}")
+        compiled = subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-shared", "-fPIC", "-o", str(built),
+                                   str(source)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if compiled.returncode:
+            built.unlink(missing_ok=True)
+            raise OSError(f"cannot build {plugin} from {source}:\n{compiled.stdout}")
+        os.replace(built, plugin)
+    return ["-plugin", f"{option_value(plugin)},out={option_value(out)}"]
 
 
 def accelerator_arguments(accelerator: str, timing: str) -> list[str]:
@@ -91,10 +109,12 @@ def probe_kvm(guest: Guest, build_dir: Path, run_child) -> str:
     return result
 
 
-def choose_accelerator(requested: str, timing: str, guest: Guest, build_dir: Path, run_child) -> tuple[str, str]:
+def choose_accelerator(requested: str, timing: str, guest: Guest, build_dir: Path, run_child,
+                       profile: str = "none") -> tuple[str, str]:
     """The accelerator (kvm or tcg) and a warning for the user, or "": REQUESTED is auto, kvm or tcg
-    (VB_ACCEL); icount timing runs under TCG whatever the host has.  RUN_CHILD: see probe_kvm."""
-    if timing == "icount":
+    (VB_ACCEL); icount timing and a profile (a TCG plugin) run under TCG whatever the host has.  RUN_CHILD:
+    see probe_kvm."""
+    if timing == "icount" or profile != "none":
         return "tcg", ""
     if requested != "auto":
         return requested, ""

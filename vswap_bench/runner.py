@@ -198,7 +198,8 @@ def boot(spec: RunSpec, run_dir: Path, guest: qemu.Guest, disks: list[str], inte
     for disk in disks:
         if not Path(disk).is_file():
             raise RunError(f"no disk image '{disk}'")
-    accelerator, warning = qemu.choose_accelerator(requested, spec["timing"], guest, build_dir(), interrupts.run)
+    accelerator, warning = qemu.choose_accelerator(requested, spec["timing"], guest, build_dir(), interrupts.run,
+                                                   spec["profile"])
     if warning:
         say(f"vswap_bench: warning: {warning}")
     swap_disk = run_dir / "swap.raw"
@@ -212,6 +213,11 @@ def boot(spec: RunSpec, run_dir: Path, guest: qemu.Guest, disks: list[str], inte
         raise RunError(f"cannot create the swap disk and the serial files in {run_dir}: {error}") from None
     line = (qemu.command(guest, run_dir / "serial.log", run_dir / "channel.raw", swap_disk, disks)
             + qemu.accelerator_arguments(accelerator, spec["timing"]))
+    if spec["profile"] == "insn":
+        try:
+            line += qemu.insn_profile_arguments(build_dir(), run_dir / "insn-profile.txt")
+        except OSError as error:
+            raise RunError(str(error)) from None
     timeout_s = int(spec["timeout"])
     start = time.monotonic()
     with open(run_dir / "qemu.stderr", "wb") as stderr:

@@ -10,7 +10,8 @@ from .settings import (CHECKS, PLAN_KEYS, ZRAM_COMPRESSORS, Setting, UsageError,
 # existed.  They stay out of the configuration hash at that value, so a campaign planned before them
 # resumes under the same run ids (--resume) instead of planning every run anew.
 HASH_NEUTRAL = {("pressure", "cgroup"), ("on_unsupported", "skip"), ("verify_poll", "0"), ("vswap_slots", "0"),
-                ("zswap_writeback", "1"), ("VMAS", "0"), ("VMA_PAGES", "4")}
+                ("zswap_writeback", "1"), ("VMAS", "0"), ("VMA_PAGES", "4"),
+                ("profile", "none")}
 # Settings that tell apart runs of one configuration, not configurations (the A/A label among them).
 NOT_CONFIGURATION = ("kernel",) + PLAN_KEYS
 

@@ -189,6 +189,7 @@ CHECKS = {
     "guest_mem_mb": _whole(1),
     "swap_mb": _whole(1),
     "timing": _one_of("realtime", "icount"),
+    "profile": _one_of("none", "insn"),
     "zswap_compressor": _one_of(*COMPRESSORS),
     "zswap_pool_percent": _whole(1, 100),
     "zram_size": _size(1, may_be_max=False),

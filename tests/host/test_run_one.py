@@ -180,6 +180,20 @@ def test_the_command_line_is_the_one_qemu_run_sh_built(tmp_path):
     assert qemu.accelerator_arguments("tcg", "icount") == ["-accel", "tcg,thread=single", "-icount",
                                                            "shift=3,sleep=off"]
     assert qemu.choose_accelerator("auto", "icount", guest, tmp_path, None) == ("tcg", "")
+    assert qemu.choose_accelerator("auto", "realtime", guest, tmp_path, None, profile="insn") == ("tcg", "")
+
+
+def test_the_profile_plugin_is_built_once_and_named_with_its_output(tmp_path):
+    out = tmp_path / "run,1" / "insn-profile.txt"
+    line = qemu.insn_profile_arguments(tmp_path / "build", out)
+    plugin = tmp_path / "build" / "qemu-plugin" / "insn-profile.so"
+    assert line == ["-plugin", f"{plugin},out={tmp_path}/run,,1/insn-profile.txt"]
+    built = plugin.stat().st_mtime_ns
+    qemu.insn_profile_arguments(tmp_path / "build", out)
+    assert plugin.stat().st_mtime_ns == built
+    # QEMU loads only a plugin that declares the API version it speaks.
+    symbols = subprocess.run(["nm", "-D", "--defined-only", plugin], capture_output=True, text=True).stdout
+    assert " qemu_plugin_version" in symbols and " qemu_plugin_install" in symbols
 
 
 def test_reproduce_sh_runs_from_a_folder_whose_name_the_shell_would_expand(tmp_path):

@@ -1,0 +1,123 @@
+"""Per-function guest kernel instructions from harness/qemu-plugin/insn-profile.c, and their difference
+between two kernels.
+
+A profile file has a line per translation block, "VADDR INSNS EXECS" (hex address), and one line
+"user 1 N" with the instructions run in user space.  A block lies within one function, so each block's
+INSNS x EXECS goes to the text symbol of System.map at or below VADDR.  Instructions are what an icount
+guest's clock counts (shift 3: 8 ns each), so the table says where a kernel spends its guest time.
+
+    python3 -m analysis.insn_profile CAMPAIGN [--kernels BASE NEW] [--top N]
+
+compares, per workload and backend, the mean profile of each kernel's done runs (a campaign run with
+profile=insn; the kernels' System.map files are pinned in its inputs).
+"""
+import argparse
+import bisect
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from .loader import load_campaign
+
+TEXT_TYPES = set("tTwW")
+USER = "[user]"
+UNKNOWN = "[no symbol]"
+
+
+def read_symbols(system_map: Path) -> tuple[list[int], list[str]]:
+    """The text symbols of a System.map, sorted by address (aliases: the first name at an address)."""
+    entries = {}
+    for number, line in enumerate(system_map.read_text().splitlines(), 1):
+        fields = line.split()
+        if len(fields) < 3:
+            raise ValueError(f"{system_map}:{number}: not 'ADDRESS TYPE NAME': {line!r}")
+        if fields[1] in TEXT_TYPES:
+            entries.setdefault(int(fields[0], 16), fields[2])
+    if not entries:
+        raise ValueError(f"{system_map}: no text symbols")
+    addresses = sorted(entries)
+    return addresses, [entries[a] for a in addresses]
+
+
+def read_profile(profile: Path, system_map: Path) -> pd.Series:
+    """Instructions per function (and user space as USER), largest first."""
+    addresses, names = read_symbols(system_map)
+    totals: dict[str, int] = {}
+    for number, line in enumerate(profile.read_text().splitlines(), 1):
+        fields = line.split()
+        try:
+            if len(fields) != 3:
+                raise ValueError
+            insns, execs = int(fields[1]), int(fields[2])
+            if fields[0] == USER.strip("[]"):
+                name = USER
+            else:
+                i = bisect.bisect_right(addresses, int(fields[0], 16)) - 1
+                name = names[i] if i >= 0 else UNKNOWN
+        except ValueError:
+            raise ValueError(f"{profile}:{number}: not 'VADDR INSNS EXECS': {line!r}") from None
+        totals[name] = totals.get(name, 0) + insns * execs
+    if not totals:
+        raise ValueError(f"{profile}: empty")
+    return pd.Series(totals, name="insns").sort_values(ascending=False)
+
+
+def compare(base: pd.Series, new: pd.Series) -> pd.DataFrame:
+    """Per function: instructions of each kernel and new - base, by the size of the difference."""
+    table = pd.concat([base.rename("base"), new.rename("new")], axis=1).fillna(0).astype("int64")
+    table["diff"] = table["new"] - table["base"]
+    kernel_diff = table["diff"].drop(index=USER, errors="ignore").sum()
+    table["share_of_kernel_diff"] = table["diff"] / kernel_diff if kernel_diff else float("nan")
+    if USER in table.index:
+        table.loc[USER, "share_of_kernel_diff"] = float("nan")
+    return table.reindex(table["diff"].abs().sort_values(ascending=False).index)
+
+
+def campaign_profiles(path: Path) -> dict:
+    """The mean profile of the done runs of a campaign that have one, per (workload, backend, kernel label):
+    each run's insn-profile.txt read with the System.map of the kernel build the campaign pinned."""
+    campaign = load_campaign(path)
+    profiles: dict = {}
+    for run in campaign.runs[campaign.runs["status"] == "done"].itertuples():
+        profile = campaign.path / "runs" / run.run_id / "insn-profile.txt"
+        if not profile.is_file():
+            continue
+        build = campaign.kernels[run.kernel]["name"]
+        system_map = campaign.path / "inputs" / "kernels" / build / "System.map"
+        profiles.setdefault((run.workload, run.backend, run.kernel), []).append(read_profile(profile, system_map))
+    return {key: pd.concat(found, axis=1).fillna(0).mean(axis=1).round().astype("int64")
+            for key, found in profiles.items()}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("campaign", type=Path, help="a campaign folder with runs of profile=insn")
+    parser.add_argument("--kernels", nargs=2, metavar=("BASE", "NEW"), default=("baseline", "vswap"),
+                        help="the kernel labels to compare (default: baseline vswap)")
+    parser.add_argument("--top", type=int, default=30, help="functions shown per workload and backend")
+    args = parser.parse_args(argv)
+    try:
+        profiles = campaign_profiles(args.campaign)
+    except (OSError, KeyError, ValueError) as error:
+        print(f"insn_profile: {error}", file=sys.stderr)
+        return 2
+    base, new = args.kernels
+    pairs = sorted({(w, b) for w, b, k in profiles if (w, b, base) in profiles and (w, b, new) in profiles})
+    if not pairs:
+        print(f"insn_profile: {args.campaign} has no workload and backend profiled on both {base} and {new}",
+              file=sys.stderr)
+        return 2
+    for workload, backend in pairs:
+        table = compare(profiles[workload, backend, base], profiles[workload, backend, new])
+        kernel = table.drop(index=USER, errors="ignore")
+        print(f"\n{workload} {backend}: kernel instructions {base} {kernel['base'].sum():,}, {new} "
+              f"{kernel['new'].sum():,}: {kernel['diff'].sum():+,} ({kernel['diff'].sum() / kernel['base'].sum():+.2%})")
+        with pd.option_context("display.width", 160, "display.max_rows", args.top + 5):
+            print(table.head(args.top).rename(columns={"base": base, "new": new})
+                  .to_string(formatters={"share_of_kernel_diff": "{:+.1%}".format}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
