@@ -29,7 +29,7 @@ def _reading(kernel_bytes: float, *, entries: int, vswap: bool, slab: bool, shad
 
 def _point(base: float, rng, noise: float, reads: int, *, entries: int = 0, vswap: bool, shadow: float = 0.0):
     """Read 0 keeps the shadow nodes (SHADOW bytes per entry); drop_caches frees them for reads 1..R."""
-    point = {"writeback_wait_s": 0.0, "settle_s": 0.5, "0": _reading(base + shadow * entries + rng.normal(0, noise), entries=entries, vswap=vswap,
+    point = {"writeback_wait_s": 0.0, "settle_s": 0.5, "settle_after_drop_s": 1.0, "0": _reading(base + shadow * entries + rng.normal(0, noise), entries=entries, vswap=vswap,
                            slab=False)}
     for read in range(1, reads + 1):
         point[str(read)] = _reading(base + rng.normal(0, noise), entries=entries, vswap=vswap, slab=read == 1)

@@ -18,7 +18,8 @@
  * Every point is read --reads times, each read after a drop_caches (unless
  * --drop-caches 0), plus a read "0" before the first drop, taken once two
  * reads half a second apart agree (deferred frees are done by then;
- * settle_s says how long that took): drop_caches also
+ * settle_s says how long that took; reads 1..R settle the same way):
+ * drop_caches also
  * lets the shadow-node shrinker free the swap cache's xarray nodes, which
  * read 0 still shows.  A read is taken by this process alone, from /proc and
  * debugfs, without starting any other process.
@@ -407,13 +408,14 @@ static double settle(struct reading *r)
 
 /*
  * The reads of one point, as object @key: read "0" once the kernel's
- * memory has settled, then reads 1..R each after a sync and a
- * drop_caches.  Returns the median kernel_bytes of reads 1..R.
+ * memory has settled, then reads 1..R each after a sync, a drop_caches
+ * and the same settling.  Returns the median kernel_bytes of reads 1..R.
  */
 static long long take_point(struct vb_json *j, const char *key, const struct options *o)
 {
 	struct reading r;
 	long long values[64];
+	double settled = 0;
 	char name[8];
 	int i;
 
@@ -425,11 +427,13 @@ static long long take_point(struct vb_json *j, const char *key, const struct opt
 		sync();
 		if (o->drop_caches)
 			write_file("/proc/sys/vm/drop_caches", "3");
-		take_reading(&r);
+		/* The xarray nodes drop_caches takes out are freed through RCU. */
+		settled += settle(&r);
 		snprintf(name, sizeof(name), "%d", i);
 		json_reading(j, name, &r, i == 1);
 		values[i - 1] = r.kernel_bytes;
 	}
+	vb_json_real(j, "settle_after_drop_s", settled);
 	vb_json_close(j);
 	qsort(values, o->reads, sizeof(values[0]), cmp_ll);
 	return values[o->reads / 2];
