@@ -129,13 +129,26 @@ fi
 (cd "$obj" && "$kdir/src/scripts/kconfig/merge_config.sh" -m .config \
 	"$kdir/src/kernel/configs/kvm_guest.config" "${fragments[@]}" >/dev/null)
 "${kmake[@]}" olddefconfig >/dev/null
-missing=()
+# What the fragments ask for, the later fragment winning as in merge_config.sh:
+# a value must be in .config as asked; "is not set" must not be set.
+declare -A requested=()
 for frag in "${fragments[@]}"; do
-	while IFS= read -r sym; do
-		grep -qx "$sym" "$obj/.config" || missing+=("$sym")
-	done < <(grep -E '^CONFIG_[A-Z0-9_]+=' "$frag")
+	while IFS= read -r line; do
+		if [[ $line =~ ^(CONFIG_[A-Z0-9_]+)= ]]; then
+			requested[${BASH_REMATCH[1]}]=$line
+		elif [[ $line =~ ^#\ (CONFIG_[A-Z0-9_]+)\ is\ not\ set$ ]]; then
+			requested[${BASH_REMATCH[1]}]=$line
+		fi
+	done <"$frag"
 done
-[ ${#missing[@]} -eq 0 ] || die "Kconfig dropped requested options: ${missing[*]}"
+missing=()
+for sym in "${!requested[@]}"; do
+	case ${requested[$sym]} in
+	"# "*) grep -q "^$sym=" "$obj/.config" && missing+=("${requested[$sym]}") ;;
+	*) grep -qx "${requested[$sym]}" "$obj/.config" || missing+=("${requested[$sym]}") ;;
+	esac
+done
+[ ${#missing[@]} -eq 0 ] || die "Kconfig did not give the requested options: ${missing[*]}"
 
 # --- build -----------------------------------------------------------------
 log "building $name kernel ($kver, -j$(nproc)) in $obj"
