@@ -37,6 +37,18 @@ def noise_floor(text: str) -> float:
     return value
 
 
+def swap_size_gib(text: str) -> float:
+    """--swap-size-gib: a finite size above 0 (nan, inf or a negative size would make the overhead model's
+    tables nonsense, or fail deep inside it)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a swap size in GiB (a number above 0, such as 32)")
+    return value
+
+
 def _filter_metrics(metrics, pattern):
     # re.search, not str.contains: pandas warns about a pattern with groups, such as '^(cpu|sys)$'.
     return metrics if pattern is None else metrics[metrics["metric"].map(re.compile(pattern).search).notna()]
@@ -138,7 +150,8 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("campaign", help="results/<campaign>")
     report.add_argument("--base", default="baseline", help="base kernel label (default: baseline)")
     report.add_argument("--new", default="vswap", help="new kernel label (default: vswap)")
-    report.add_argument("--swap-size-gib", type=float, default=32, help="swap size for the overhead model")
+    report.add_argument("--swap-size-gib", type=swap_size_gib, default=32,
+                        help="swap size in GiB for the overhead model (default: %(default)s)")
     report.add_argument("--index", type=Path, help=f"results index to add the campaign to "
                                                    f"(default: {history.INDEX_NAME} beside the campaign)")
     report.set_defaults(run=run_report)
