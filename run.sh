@@ -157,6 +157,7 @@ for ((i = 0; i < ${#plan[@]}; i++)); do
 	eta=$(eta_from $i)
 	log "run $((i + 1))/${#plan[@]} kernel=${run_kernel[i]} wl=${run_workload[i]} backend=${run_backend[i]} rep ${run_rep[i]} ETA $eta"
 	forward_signals "${VB_PACKAGE[@]}" run-one "$dir/params" "$dir" 9>&-
+	runner_exit=$?
 	read_progress
 	log "run $((i + 1)): ${run_status[i]}"
 	if [ "$VB_INTERRUPTED" = 1 ]; then
@@ -164,8 +165,10 @@ for ((i = 0; i < ${#plan[@]}; i++)); do
 		exit 130
 	fi
 	# A run whose outcome could not be written (a full disk, a results folder
-	# that became unwritable) would fail the same way for every run after it.
-	case ${run_status[i]} in running|planned|unreadable)
+	# that became unwritable) would fail the same way for every run after it:
+	# the runner exits 74 (status.py's RECORD_EXIT), or was stopped before it
+	# could write an ending at all.
+	case $runner_exit:${run_status[i]} in 74:*|*:running|*:planned|*:unreadable)
 		die "the outcome of run $((i + 1)) could not be recorded in $dir (see above); stopping the campaign" ;;
 	esac
 done

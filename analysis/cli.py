@@ -1,6 +1,7 @@
 """Command line: `report`, `compare` and `history` (see analysis/__init__.py)."""
 import argparse
 import re
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from .schema import CONFIG_COLUMNS
 
 EXIT_OK = 0
 EXIT_USAGE = verdicts.EXIT_USAGE
+EXIT_CANNOT_WRITE = 1  # report: the report or the results index could not be written (a full disk)
 EXIT_STATUSES_HELP = ("Exit status: 0 no change, 1 regression, 3 inconclusive (too few runs, a run lost, an "
                       "interval wider than the noise floor), 4 improvement; when rows differ, the first of "
                       "regression, inconclusive, improvement decides. 2: usage error or nothing to compare.")
@@ -118,10 +120,19 @@ def run_report(args) -> int:
     except FileNotFoundError as error:
         print(f"analysis report: {error}", file=sys.stderr)
         return EXIT_USAGE
-    index = build_report(campaign, base=args.base, new=args.new, swap_bytes=int(args.swap_size_gib * GIB))
+    try:
+        index = build_report(campaign, base=args.base, new=args.new, swap_bytes=int(args.swap_size_gib * GIB))
+    except OSError as error:
+        print(f"analysis report: cannot write the report of {campaign.path}: {error.strerror or error}",
+              file=sys.stderr)
+        return EXIT_CANNOT_WRITE
     print(f"analysis report: {index}")
     results_index = args.index or campaign.path.parent / history.INDEX_NAME
-    history.add_campaign(results_index, campaign)
+    try:
+        history.add_campaign(results_index, campaign)
+    except (OSError, sqlite3.Error) as error:
+        print(f"analysis report: cannot add {campaign.name} to {results_index}: {error}", file=sys.stderr)
+        return EXIT_CANNOT_WRITE
     print(f"analysis report: {campaign.name} added to {results_index}")
     return EXIT_OK
 

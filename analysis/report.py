@@ -1,4 +1,6 @@
 """Build results/<campaign>/report/: index.html, report.md, the PNG plots and a CSV of every table."""
+import os
+import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -261,8 +263,28 @@ def _write_csvs(out_dir: Path, tables: dict):
 
 
 def build_report(campaign: Campaign, base: str = "baseline", new: str = "vswap", swap_bytes: int = 32 * GIB) -> Path:
-    out_dir = campaign.path / "report"
-    out_dir.mkdir(exist_ok=True)
+    """CAMPAIGN's report/index.html.  The report is built in a folder beside report/ and put in its place
+    whole: a report that cannot be written (a full disk) leaves the previous one as it was, not a mix of old
+    and half-written files."""
+    report_dir = campaign.path / "report"
+    building = campaign.path / f".report.tmp.{os.getpid()}"
+    try:
+        building.mkdir()
+        _write_report(campaign, building, base, new, swap_bytes)
+        if report_dir.exists():
+            replaced = building.with_name(f".report.old.{os.getpid()}")
+            report_dir.rename(replaced)
+            building.rename(report_dir)
+            shutil.rmtree(replaced)
+        else:
+            building.rename(report_dir)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    return report_dir / "index.html"
+
+
+def _write_report(campaign: Campaign, out_dir: Path, base: str, new: str, swap_bytes: int):
     metrics = campaign.metrics
     systime = systime_table(metrics, base, new)
     judged = verdicts.compare_kernels(metrics, campaign.runs, base, new)
@@ -301,4 +323,3 @@ def build_report(campaign: Campaign, base: str = "baseline", new: str = "vswap",
     sections[1].text(generated)
     (out_dir / "index.html").write_text(to_html(title, sections))
     (out_dir / "report.md").write_text(to_markdown(title, sections))
-    return out_dir / "index.html"

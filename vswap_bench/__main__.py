@@ -18,7 +18,7 @@
                                                write a record (kernel.json, guest.json) atomically, with
                                                the schema: a string, a JSON value, an item of a list
   field JSON_FILE KEY                          the string value of KEY in a JSON object ("" if none)
-Exit 0; 64 on bad input (nothing written); 4 when a file cannot be written.
+Exit 0; 64 on bad input (nothing written); 74 when a file cannot be written; run-one: its run's exit code.
 """
 import sys
 from pathlib import Path
@@ -28,7 +28,7 @@ from .record import RecordError
 from .progress import planned_runs
 from .runspec import read_params
 from .settings import UsageError
-from .status import FINISHED, USAGE_EXIT, Status
+from .status import FINISHED, RECORD_EXIT, USAGE_EXIT, Status
 
 
 def plan(arguments):
@@ -106,7 +106,10 @@ def main(argv) -> int:
     except UsageError as error:
         print(f"vswap_bench: error: {error}", file=sys.stderr)
         return USAGE_EXIT
-    except (RecordError, runner.RunError) as error:
+    except RecordError as error:
+        runner.say(f"vswap_bench: error: {error}")
+        return RECORD_EXIT
+    except runner.RunError as error:
         runner.say(f"vswap_bench: error: {error}")
         return Status.FAILED_INFRA.exit_code
 

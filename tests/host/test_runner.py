@@ -59,16 +59,18 @@ class Bench:
         return subprocess.run([TOP / "run.sh", *map(str, arguments)], env=self.env, capture_output=True,
                               text=True, timeout=300)
 
-    def run_on_tmpfs(self, options: str, *arguments) -> subprocess.CompletedProcess:
+    def run_on_tmpfs(self, options: str, *arguments, then: str = "") -> subprocess.CompletedProcess:
         """./run.sh with the results on a tmpfs mounted with OPTIONS, in a mount namespace of its own (the
-        tmpfs goes away with it); the test is skipped where it cannot mount one (not root)."""
+        tmpfs goes away with it), then the shell command THEN while the tmpfs is still there; run.sh's exit
+        status.  The test is skipped where it cannot mount one (not root)."""
         self.results.mkdir()
-        mount = ["unshare", "-m", "sh", "-c", f'mount -t tmpfs -o {options} tmpfs "{self.results}" && exec "$0" "$@"']
-        probe = subprocess.run(mount + ["true"], capture_output=True, text=True)
+        mount = f'mount -t tmpfs -o {options} tmpfs "{self.results}"'
+        probe = subprocess.run(["unshare", "-m", "sh", "-c", mount], capture_output=True, text=True)
         if probe.returncode != 0:
             pytest.skip(f"cannot mount a tmpfs here (needs root): {probe.stderr.strip()}")
-        return subprocess.run(mount + [TOP / "run.sh", *map(str, arguments)], env=self.env, capture_output=True,
-                              text=True, timeout=300)
+        script = f'{mount} || exit; "$0" "$@"; status=$?; {then or ":"}; exit $status'
+        return subprocess.run(["unshare", "-m", "sh", "-c", script, TOP / "run.sh", *map(str, arguments)],
+                              env=self.env, capture_output=True, text=True, timeout=300)
 
     def statuses(self) -> dict:
         out = self.results / "c"
@@ -158,11 +160,23 @@ def test_a_full_results_disk_stops_the_campaign_cleanly(bench):
     serial = bench.guests / "swap-verify" / "serial.log"
     serial.write_text(serial.read_text() + "[   5.000000] a long console line\n" * 20000)
     conf = bench.campaign("axis kernel = baseline vswap\nworkload = swap-verify\ntimeout = 90\n")
-    done = bench.run_on_tmpfs("size=256k", conf)
+    # The report is asked for on the full disk, as a user would next; what was left is kept for a look.
+    left, report = bench.root / "left", bench.root / "report.log"
+    done = bench.run_on_tmpfs("size=256k", conf, then=f'cd "{TOP}" && /usr/bin/python3 -m analysis report '
+                                                      f'"{bench.results}/c" >"{report}" 2>&1; cp -a "{bench.results}" "{left}"')
     assert done.returncode != 0
     assert "No space left on device" in done.stderr and "stopping the campaign" in done.stderr, done.stderr
     assert "run 2/2" not in done.stderr, "the campaign went on"
     assert "Traceback" not in done.stderr
+    assert "Traceback" not in report.read_text(), report.read_text()
+    # No temporary of the writers (record.py: .NAME.tmp.PID) and no record cut off (NAME.partial) is left.
+    files = [path.relative_to(left) for path in left.rglob("*") if path.is_file()]
+    assert not [path for path in files if ".tmp." in path.name or path.suffix == ".partial"], files
+    # A run that started (more in its folder than the plan's params) ends with a status that is not "running".
+    for run in (left / "c" / "runs").iterdir():
+        if {path.name for path in run.iterdir()} - {"params"}:
+            status = json.loads((run / "status.json").read_text())["status"]
+            assert status not in ("running", "planned"), (run.name, status)
 
 
 def test_resume_runs_again_a_done_run_whose_result_is_unreadable(bench):
