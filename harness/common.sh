@@ -52,7 +52,9 @@ forward_signals() {
 	# it started that does not pass signals on (a workload's prepare script
 	# and its make) stops with it.  (setsid keeps the child's pid because a
 	# script's background child is no group leader: scripts have no job
-	# control.)
+	# control.)  A signal after the child has ended is still noted: the caller
+	# stops at its next look at VB_INTERRUPTED (a ^C the moment a run ended
+	# once killed run.sh without a word).
 	setpriv --pdeathsig TERM setsid "$@" &
 	child=$!
 	trap 'VB_INTERRUPTED=1; kill -TERM -- -$child 2>/dev/null' INT TERM HUP
@@ -62,7 +64,7 @@ forward_signals() {
 		# A trapped signal ends wait early; the child may still run.
 		kill -0 "$child" 2>/dev/null || break
 	done
-	trap - INT TERM HUP
+	trap 'VB_INTERRUPTED=1' INT TERM HUP
 	return "$rc"
 }
 

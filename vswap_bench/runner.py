@@ -255,7 +255,7 @@ def run_one(params: Path, run_dir: Path) -> int:
         try:
             booted = boot(spec, run_dir, guest, disks, interrupts, run_lock)
             status, reason = runfiles.collect(run_dir, booted["qemu"], qemu_exit=booted["qemu_exit"],
-                                              interrupted=interrupts.interrupted, timeout_s=booted["timeout_s"],
+                                              interrupted=interrupts.stopped_child, timeout_s=booted["timeout_s"],
                                               host_seconds=booted["host_seconds"])
             runfiles.write_status(run_dir, status, reason, started)
         except (RunError, record.RecordError) as error:

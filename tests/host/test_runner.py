@@ -128,6 +128,16 @@ def test_a_second_run_sh_on_a_running_campaign_is_refused_and_ctrl_c_stops_the_f
     assert list(bench.statuses().values()) == ["done"]
 
 
+def test_ctrl_c_the_moment_qemu_has_exited_records_the_finished_run_as_done(bench):
+    bench.guest("swap-verify", "clean")
+    (bench.guests / "swap-verify" / "interrupt").write_text("")
+    conf = bench.campaign("kernel = baseline\naxis workload = swap-verify hang\ntimeout = 90\n")
+    runner = bench.start(conf)
+    assert runner.wait(timeout=300) == 130
+    assert "--resume' goes on from there" in runner.stdout.read()
+    assert bench.statuses() == {next(bench.results.glob("c/runs/swap-verify-*")).name: "done"}
+
+
 def test_a_runner_killed_outright_leaves_no_guest_and_resume_completes_the_campaign(bench):
     bench.guest("swap-verify", "clean")
     bench.guest("hang", "clean", hang_s=60)
