@@ -138,6 +138,25 @@ def test_ctrl_c_the_moment_qemu_has_exited_records_the_finished_run_as_done(benc
     assert bench.statuses() == {next(bench.results.glob("c/runs/swap-verify-*")).name: "done"}
 
 
+def test_ctrl_c_on_run_sh_piped_into_tee_exits_130_with_the_resume_hint(bench):
+    # ./run.sh | tee log, then ^C: tee goes first, and run.sh's standard output is a pipe nobody reads.
+    bench.guest("swap-verify", "clean", hang_s=60)
+    conf = bench.campaign("kernel = baseline\nworkload = swap-verify\ntimeout = 90\n")
+    stderr = bench.root / "stderr"
+    with open(stderr, "w") as errors:
+        runner = subprocess.Popen([TOP / "run.sh", conf], env=bench.env, start_new_session=True,
+                                  stdout=subprocess.PIPE, stderr=errors)
+    for _ in range(300):
+        if any(path.stat().st_size for path in bench.results.glob("c/runs/*/serial.log")):
+            break
+        time.sleep(0.1)
+    runner.stdout.close()
+    os.killpg(runner.pid, signal.SIGINT)
+    assert runner.wait(timeout=300) == 130, stderr.read_text()
+    assert "--resume' goes on from there" in stderr.read_text()
+    assert list(bench.statuses().values()) == ["interrupted"] and bench.no_guest_left()
+
+
 def test_a_runner_killed_outright_leaves_no_guest_and_resume_completes_the_campaign(bench):
     bench.guest("swap-verify", "clean")
     bench.guest("hang", "clean", hang_s=60)
