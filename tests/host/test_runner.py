@@ -264,6 +264,11 @@ def test_shares_of_a_campaign_run_whole_configurations_and_merge_into_one(bench,
     assert merged.returncode == 0 and "4 of 4 runs ran" in merged.stdout, merged.stderr
     loaded = load_campaign(tmp_path / "merged" / "c")
     assert loaded.problems == [] and list(loaded.runs.status) == ["done"] * 4
+    # The runs differ only in vcpus: the comparison of the two kernels is made per configuration, twice.
+    from analysis.schema import CONFIG_COLUMNS
+    from analysis.verdicts import compare_kernels
+    judged = compare_kernels(loaded.metrics, loaded.runs, "baseline", "vswap")
+    assert len(judged[list(CONFIG_COLUMNS)].drop_duplicates()) == 2
 
 
 def test_shares_that_booted_other_kernels_are_not_merged(bench, tmp_path):
