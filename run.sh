@@ -7,7 +7,7 @@
 # and writes results/<campaign>/.  --dry-run prints the plan only; --resume
 # keeps finished runs and retries infrastructure failures and timeouts once.
 # --shard K/N runs only this host's share K of N (whole configurations); the
-# shares' folders merge into one with python3 -m vswap_bench merge.
+# shares' folders merge into one with /usr/bin/python3 -m vswap_bench merge.
 # Exit 0 when every run is done (or unsupported by its kernel), 1 otherwise,
 # 130 when interrupted (the run in progress is stopped and left to --resume).
 # The body is one brace group, so bash reads the whole file before running

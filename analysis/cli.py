@@ -154,7 +154,7 @@ def run_history(args) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="python3 -m analysis", description=__doc__)
+    top = argparse.ArgumentParser(prog="/usr/bin/python3 -m analysis", description=__doc__)
     commands = top.add_subparsers(dest="command", required=True)
 
     report = commands.add_parser("report", help="tables, plots and index.html for one campaign")

@@ -46,8 +46,8 @@ def verdicts_section(judged: pd.DataFrame, base: str, new: str) -> Section:
         return section
     statuses = ", ".join(f"{status} {outcome}" for outcome, status in sorted(verdicts.EXIT_STATUS.items(),
                                                                              key=lambda item: item[1]))
-    section.text(f"{new} against {base}: {verdicts.summary_line(judged)}. This is what `python3 -m analysis compare "
-                 f"CAMPAIGN --kernels {base} {new}` gives ({statuses}).")
+    section.text(f"{new} against {base}: {verdicts.summary_line(judged)}. This is what "
+                 f"`/usr/bin/python3 -m analysis compare CAMPAIGN --kernels {base} {new}` gives ({statuses}).")
     deciding = verdicts.deciding_rows(judged)
     if deciding.empty:
         section.text("Every gated row is 'no change'.")
@@ -319,7 +319,7 @@ def _write_report(campaign: Campaign, out_dir: Path, base: str, new: str, swap_b
         "metrics": metrics,
     })
     title = f"vswap-bench report: {campaign.name}"
-    generated = f"Generated {datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ} by python3 -m analysis report."
+    generated = f"Generated {datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ} by /usr/bin/python3 -m analysis report."
     sections[1].text(generated)
     (out_dir / "index.html").write_text(to_html(title, sections))
     (out_dir / "report.md").write_text(to_markdown(title, sections))
