@@ -29,13 +29,6 @@ sha256_str() { printf '%s' "$1" | sha256sum | awk '{print $1}'; }
 # empty if absent or unreadable.
 json_string_field() { vswap_bench field "$1" "$2" 2>/dev/null; }
 
-# write_atomic FILE: stdin to FILE through a temporary in the same directory,
-# so a reader never sees a half-written file.
-write_atomic() {
-	local tmp="$1.tmp.$$"
-	cat >"$tmp" && mv -f "$tmp" "$1"
-}
-
 # forward_signals CMD...: runs CMD as a child and waits for it, passing INT,
 # TERM and HUP on to it as TERM; sets VB_INTERRUPTED=1 when one came.  A
 # script waiting for a foreground child runs its traps only once the child

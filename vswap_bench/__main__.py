@@ -16,7 +16,8 @@
   merge DEST SHARE_DIR...                      gather the shares of one campaign (run.sh --shard) into DEST
   write-record JSON_FILE KEY=STRING|KEY:=JSON|KEY+=STRING ...
                                                write a record (kernel.json, guest.json) atomically, with
-                                               the schema: a string, a JSON value, an item of a list
+                                               the schema: a string, a JSON value, an item of a list;
+                                               KEY may be OUTER.INNER (INNER in the object OUTER)
   field JSON_FILE KEY                          the string value of KEY in a JSON object ("" if none)
 Exit 0; 64 on bad input (nothing written); 74 when a file cannot be written; run-one: its run's exit code.
 """
