@@ -19,12 +19,14 @@
                                                the schema: a string, a JSON value, an item of a list;
                                                KEY may be OUTER.INNER (INNER in the object OUTER)
   field JSON_FILE KEY                          the string value of KEY in a JSON object ("" if none)
+  kernel-variant NAME                          "VARIANT FLAVOUR" of the kernel NAME (a campaign's kernel=,
+                                               make kernel-NAME), for harness/build-kernel.sh
 Exit 0; 64 on bad input (nothing written); 74 when a file cannot be written; run-one: its run's exit code.
 """
 import sys
 from pathlib import Path
 
-from . import campaign, record, runfiles, runner, shards
+from . import campaign, record, runfiles, runner, settings, shards
 from .record import RecordError
 from .progress import planned_runs
 from .runspec import read_params
@@ -94,8 +96,14 @@ def field(arguments):
     print(runfiles.string_field(Path(arguments[0]), arguments[1]))
 
 
+def kernel_variant(arguments):
+    if len(arguments) != 1:
+        raise UsageError("usage: kernel-variant NAME")
+    print(*settings.kernel_build(arguments[0]))
+
+
 COMMANDS = {"plan": plan, "params": params, "progress": progress, "run-one": run_one, "pin-image": pin_image,
-            "field": field, "write-record": write_record, "merge": merge}
+            "field": field, "write-record": write_record, "merge": merge, "kernel-variant": kernel_variant}
 
 
 def main(argv) -> int:
