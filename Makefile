@@ -60,7 +60,7 @@ kernels-debug: kernel-baseline-debug kernel-vswap-debug
 kernels-kasan: kernel-baseline-kasan kernel-vswap-kasan
 kernel-baseline-debug kernel-vswap-debug kernel-baseline-kasan kernel-vswap-kasan:
 	harness/setup.sh --check
-	harness/build-kernel.sh $(subst -, ,$(patsubst kernel-%,%,$@))
+	harness/build-kernel.sh $(patsubst kernel-%,%,$@)
 
 # The overhead model (analysis/overhead_model.py) reads analysis/layouts/NAME.json:
 # the sizes of the kernels as built, refreshed here from each built kernel.

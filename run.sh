@@ -7,7 +7,7 @@
 # and writes results/<campaign>/.  --dry-run prints the plan only; --resume
 # keeps finished runs and retries infrastructure failures and timeouts once.
 # --shard K/N runs only this host's share K of N (whole configurations); the
-# shares' folders merge into one with python3 -m vswap_bench merge.
+# shares' folders merge into one with /usr/bin/python3 -m vswap_bench merge.
 # Exit 0 when every run is done (or unsupported by its kernel), 1 otherwise,
 # 130 when interrupted (the run in progress is stopped and left to --resume).
 # The body is one brace group, so bash reads the whole file before running
@@ -144,6 +144,13 @@ eta_from() {
 	printf '%s' "$(hms $total)"
 	[ $guessed = 0 ] || printf ' (%d runs without history at their timeout)' $guessed
 }
+# stop_if_interrupted N: once a signal came (in run N of the plan or after
+# it), exit 130 with the way to go on.
+stop_if_interrupted() {
+	[ "$VB_INTERRUPTED" = 1 ] || return 0
+	log "interrupted in run $1/${#plan[@]}; '$(printf '%s ' "$0" "$campaign" "${overrides[@]}" "${shard[@]}")--resume' goes on from there"
+	exit 130
+}
 failed=0
 for ((i = 0; i < ${#plan[@]}; i++)); do
 	id=${plan[i]}
@@ -160,19 +167,21 @@ for ((i = 0; i < ${#plan[@]}; i++)); do
 	fi
 	eta=$(eta_from $i)
 	log "run $((i + 1))/${#plan[@]} kernel=${run_kernel[i]} wl=${run_workload[i]} backend=${run_backend[i]} rep ${run_rep[i]} ETA $eta"
+	stop_if_interrupted $i
 	forward_signals "${VB_PACKAGE[@]}" run-one "$dir/params" "$dir" 9>&-
+	runner_exit=$?
 	read_progress
 	log "run $((i + 1)): ${run_status[i]}"
-	if [ "$VB_INTERRUPTED" = 1 ]; then
-		log "interrupted in run $((i + 1))/${#plan[@]}; '$(printf '%s ' "$0" "$campaign" "${overrides[@]}" "${shard[@]}")--resume' goes on from there"
-		exit 130
-	fi
+	stop_if_interrupted $((i + 1))
 	# A run whose outcome could not be written (a full disk, a results folder
-	# that became unwritable) would fail the same way for every run after it.
-	case ${run_status[i]} in running|planned|unreadable)
+	# that became unwritable) would fail the same way for every run after it:
+	# the runner exits 74 (status.py's RECORD_EXIT), or was stopped before it
+	# could write an ending at all.
+	case $runner_exit:${run_status[i]} in 74:*|*:running|*:planned|*:unreadable)
 		die "the outcome of run $((i + 1)) could not be recorded in $dir (see above); stopping the campaign" ;;
 	esac
 done
+stop_if_interrupted ${#plan[@]}
 # Counted over the whole plan: a resumed campaign's earlier failures stand.
 for s in "${run_status[@]}"; do
 	case $s in done|unsupported) ;; *) failed=$((failed + 1)) ;; esac

@@ -1,6 +1,7 @@
 """Command line: `report`, `compare` and `history` (see analysis/__init__.py)."""
 import argparse
 import re
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from .schema import CONFIG_COLUMNS
 
 EXIT_OK = 0
 EXIT_USAGE = verdicts.EXIT_USAGE
+EXIT_CANNOT_WRITE = 1  # report: the report or the results index could not be written (a full disk)
 EXIT_STATUSES_HELP = ("Exit status: 0 no change, 1 regression, 3 inconclusive (too few runs, a run lost, an "
                       "interval wider than the noise floor), 4 improvement; when rows differ, the first of "
                       "regression, inconclusive, improvement decides. 2: usage error or nothing to compare.")
@@ -34,6 +36,18 @@ def noise_floor(text: str) -> float:
         value = float("nan")
     if not 0 <= value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a fraction from 0 to below 1 (0.05 is 5%)")
+    return value
+
+
+def swap_size_gib(text: str) -> float:
+    """--swap-size-gib: a finite size above 0 (nan, inf or a negative size would make the overhead model's
+    tables nonsense, or fail deep inside it)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a swap size in GiB (a number above 0, such as 32)")
     return value
 
 
@@ -106,10 +120,19 @@ def run_report(args) -> int:
     except FileNotFoundError as error:
         print(f"analysis report: {error}", file=sys.stderr)
         return EXIT_USAGE
-    index = build_report(campaign, base=args.base, new=args.new, swap_bytes=int(args.swap_size_gib * GIB))
+    try:
+        index = build_report(campaign, base=args.base, new=args.new, swap_bytes=int(args.swap_size_gib * GIB))
+    except OSError as error:
+        print(f"analysis report: cannot write the report of {campaign.path}: {error.strerror or error}",
+              file=sys.stderr)
+        return EXIT_CANNOT_WRITE
     print(f"analysis report: {index}")
     results_index = args.index or campaign.path.parent / history.INDEX_NAME
-    history.add_campaign(results_index, campaign)
+    try:
+        history.add_campaign(results_index, campaign)
+    except (OSError, sqlite3.Error) as error:
+        print(f"analysis report: cannot add {campaign.name} to {results_index}: {error}", file=sys.stderr)
+        return EXIT_CANNOT_WRITE
     print(f"analysis report: {campaign.name} added to {results_index}")
     return EXIT_OK
 
@@ -131,14 +154,15 @@ def run_history(args) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="python3 -m analysis", description=__doc__)
+    top = argparse.ArgumentParser(prog="/usr/bin/python3 -m analysis", description=__doc__)
     commands = top.add_subparsers(dest="command", required=True)
 
     report = commands.add_parser("report", help="tables, plots and index.html for one campaign")
     report.add_argument("campaign", help="results/<campaign>")
     report.add_argument("--base", default="baseline", help="base kernel label (default: baseline)")
     report.add_argument("--new", default="vswap", help="new kernel label (default: vswap)")
-    report.add_argument("--swap-size-gib", type=float, default=32, help="swap size for the overhead model")
+    report.add_argument("--swap-size-gib", type=swap_size_gib, default=32,
+                        help="swap size in GiB for the overhead model (default: %(default)s)")
     report.add_argument("--index", type=Path, help=f"results index to add the campaign to "
                                                    f"(default: {history.INDEX_NAME} beside the campaign)")
     report.set_defaults(run=run_report)

@@ -100,7 +100,7 @@ def add_campaign(index: Path, campaign: Campaign):
 
 def _existing(index: Path) -> Path:
     if not Path(index).is_file():
-        raise HistoryError(f"no index at {index}: `python3 -m analysis report results/<campaign>` creates it")
+        raise HistoryError(f"no index at {index}: `/usr/bin/python3 -m analysis report results/<campaign>` creates it")
     return Path(index)
 
 

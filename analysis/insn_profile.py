@@ -6,7 +6,7 @@ A profile file has a line per translation block, "VADDR INSNS EXECS" (hex addres
 INSNS x EXECS goes to the text symbol of System.map at or below VADDR.  Instructions are what an icount
 guest's clock counts (shift 3: 8 ns each), so the table says where a kernel spends its guest time.
 
-    python3 -m analysis.insn_profile CAMPAIGN [--kernels BASE NEW] [--top N]
+    /usr/bin/python3 -m analysis.insn_profile CAMPAIGN [--kernels BASE NEW] [--top N]
 
 compares, per workload and backend, the mean profile of each kernel's done runs (a campaign run with
 profile=insn; the kernels' System.map files are pinned in its inputs).

@@ -1,4 +1,6 @@
 """Build results/<campaign>/report/: index.html, report.md, the PNG plots and a CSV of every table."""
+import os
+import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -44,8 +46,8 @@ def verdicts_section(judged: pd.DataFrame, base: str, new: str) -> Section:
         return section
     statuses = ", ".join(f"{status} {outcome}" for outcome, status in sorted(verdicts.EXIT_STATUS.items(),
                                                                              key=lambda item: item[1]))
-    section.text(f"{new} against {base}: {verdicts.summary_line(judged)}. This is what `python3 -m analysis compare "
-                 f"CAMPAIGN --kernels {base} {new}` gives ({statuses}).")
+    section.text(f"{new} against {base}: {verdicts.summary_line(judged)}. This is what "
+                 f"`/usr/bin/python3 -m analysis compare CAMPAIGN --kernels {base} {new}` gives ({statuses}).")
     deciding = verdicts.deciding_rows(judged)
     if deciding.empty:
         section.text("Every gated row is 'no change'.")
@@ -261,8 +263,28 @@ def _write_csvs(out_dir: Path, tables: dict):
 
 
 def build_report(campaign: Campaign, base: str = "baseline", new: str = "vswap", swap_bytes: int = 32 * GIB) -> Path:
-    out_dir = campaign.path / "report"
-    out_dir.mkdir(exist_ok=True)
+    """CAMPAIGN's report/index.html.  The report is built in a folder beside report/ and put in its place
+    whole: a report that cannot be written (a full disk) leaves the previous one as it was, not a mix of old
+    and half-written files."""
+    report_dir = campaign.path / "report"
+    building = campaign.path / f".report.tmp.{os.getpid()}"
+    try:
+        building.mkdir()
+        _write_report(campaign, building, base, new, swap_bytes)
+        if report_dir.exists():
+            replaced = building.with_name(f".report.old.{os.getpid()}")
+            report_dir.rename(replaced)
+            building.rename(report_dir)
+            shutil.rmtree(replaced)
+        else:
+            building.rename(report_dir)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    return report_dir / "index.html"
+
+
+def _write_report(campaign: Campaign, out_dir: Path, base: str, new: str, swap_bytes: int):
     metrics = campaign.metrics
     systime = systime_table(metrics, base, new)
     judged = verdicts.compare_kernels(metrics, campaign.runs, base, new)
@@ -297,8 +319,7 @@ def build_report(campaign: Campaign, base: str = "baseline", new: str = "vswap",
         "metrics": metrics,
     })
     title = f"vswap-bench report: {campaign.name}"
-    generated = f"Generated {datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ} by python3 -m analysis report."
+    generated = f"Generated {datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ} by /usr/bin/python3 -m analysis report."
     sections[1].text(generated)
     (out_dir / "index.html").write_text(to_html(title, sections))
     (out_dir / "report.md").write_text(to_markdown(title, sections))
-    return out_dir / "index.html"

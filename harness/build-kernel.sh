@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# build-kernel.sh VARIANT [FLAVOUR]
+# build-kernel.sh KERNEL          (baseline, vswap-debug, ...: a campaign's kernel=)
+# build-kernel.sh VARIANT FLAVOUR  (vswap debug: the same kernel)
 #
 # Builds one guest kernel from KERNEL_SRC (a linux-source tarball or a
-# directory).  VARIANT is "baseline" (the pristine tree) or "vswap" (the same
-# tree plus the quilt series in PATCHES).  FLAVOUR is "guest" (default),
-# "debug" (adds kernel-patches/configs/debug.config: lockdep, DEBUG_VM) or
-# "kasan" (debug.config plus kasan.config; a much longer build); the vswap
-# variant adds VSWAP_CONFIG (kernel-patches/configs/vswap.config: options
-# only the series has).  Output, in
-# $BUILD_DIR/kernels/VARIANT[-FLAVOUR]/: bzImage, .config, kernel.json and
-# System.map (the symbols an instruction profile is read with).
+# directory).  The kernels and their names are vswap_bench's (settings.py
+# KERNEL_BUILDS).  VARIANT is "baseline" (the pristine tree) or "vswap" (the
+# same tree plus the quilt series in PATCHES).  FLAVOUR is "guest" (KERNEL is
+# VARIANT), "debug" (adds kernel-patches/configs/debug.config: lockdep,
+# DEBUG_VM) or "kasan" (debug.config plus kasan.config; a much longer build);
+# the vswap variant adds VSWAP_CONFIG (kernel-patches/configs/vswap.config:
+# options only the series has).  Output, in $BUILD_DIR/kernels/KERNEL/:
+# bzImage, .config, kernel.json and System.map (the symbols an instruction
+# profile is read with).
 #
 # Both variants use the same layout (src/ and obj/ side by side) so that
 # ccache, with base_dir set to the kernels directory, sees identical relative
@@ -17,12 +19,12 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-variant=${1:-}
-flavour=${2:-guest}
-case $variant in baseline|vswap) ;; *) die "usage: build-kernel.sh baseline|vswap [guest|debug|kasan]" ;; esac
-case $flavour in guest|debug|kasan) ;; *) die "unknown flavour '$flavour' (guest, debug or kasan)" ;; esac
-
-name=$variant; [ "$flavour" = guest ] || name=$variant-$flavour
+usage="usage: build-kernel.sh KERNEL, or VARIANT FLAVOUR"
+[ $# = 1 ] || [ $# = 2 ] || die "$usage"
+name=$1; [ $# = 1 ] || [ "$2" = guest ] || name=$1-$2
+build=$(vswap_bench kernel-variant "$name") || die "$usage"
+read -r variant flavour <<<"$build"
+[ $# = 1 ] || [ "$variant $flavour" = "$1 $2" ] || die "$usage (not '$*')"
 kdir=$BUILD_DIR/kernels/$name
 # One build per kernel at a time: concurrent harness users share build/.
 mkdir -p "$BUILD_DIR/kernels"

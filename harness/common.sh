@@ -29,13 +29,6 @@ sha256_str() { printf '%s' "$1" | sha256sum | awk '{print $1}'; }
 # empty if absent or unreadable.
 json_string_field() { vswap_bench field "$1" "$2" 2>/dev/null; }
 
-# write_atomic FILE: stdin to FILE through a temporary in the same directory,
-# so a reader never sees a half-written file.
-write_atomic() {
-	local tmp="$1.tmp.$$"
-	cat >"$tmp" && mv -f "$tmp" "$1"
-}
-
 # forward_signals CMD...: runs CMD as a child and waits for it, passing INT,
 # TERM and HUP on to it as TERM; sets VB_INTERRUPTED=1 when one came.  A
 # script waiting for a foreground child runs its traps only once the child
@@ -52,7 +45,9 @@ forward_signals() {
 	# it started that does not pass signals on (a workload's prepare script
 	# and its make) stops with it.  (setsid keeps the child's pid because a
 	# script's background child is no group leader: scripts have no job
-	# control.)
+	# control.)  A signal after the child has ended is still noted: the caller
+	# stops at its next look at VB_INTERRUPTED (a ^C the moment a run ended
+	# once killed run.sh without a word).
 	setpriv --pdeathsig TERM setsid "$@" &
 	child=$!
 	trap 'VB_INTERRUPTED=1; kill -TERM -- -$child 2>/dev/null' INT TERM HUP
@@ -62,7 +57,7 @@ forward_signals() {
 		# A trapped signal ends wait early; the child may still run.
 		kill -0 "$child" 2>/dev/null || break
 	done
-	trap - INT TERM HUP
+	trap 'VB_INTERRUPTED=1' INT TERM HUP
 	return "$rc"
 }
 

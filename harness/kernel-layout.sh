@@ -92,7 +92,14 @@ fi
 } >"$tmp/sizes"
 [ -s "$tmp/sizes" ] || die "the probes gave no sizes"
 
-fields=(name="${kdir##*/}" vswap:="$vswap" sizes:="$(awk '{ printf "%s\"%s\": %s", (NR > 1 ? ", " : "{"), $1, $2 } END { print "}" }' "$tmp/sizes")")
+# "sizes": one sizes.NAME:=VALUE field a marker; the markers are checked (a
+# name, an integer), not trusted to be JSON.
+fields=(name="${kdir##*/}" vswap:="$vswap")
+while read -r size_name size_value extra; do
+	[[ $size_name =~ ^[a-z_][a-z0-9_]*$ && $size_value =~ ^-?(0|[1-9][0-9]*)$ && -z $extra ]] ||
+		die "a probe gave a marker that is not NAME INTEGER: '$size_name $size_value${extra:+ $extra}'"
+	fields+=("sizes.$size_name:=$size_value")
+done <"$tmp/sizes"
 if [ -f "$kdir/kernel.json" ]; then
 	fields+=(kernel_id="$(json_string_field "$kdir/kernel.json" kernel_id)")
 	fields+=(config_sha256="$(json_string_field "$kdir/kernel.json" config_sha256)")

@@ -25,6 +25,10 @@ expect_rc() {
 	[ $rc -eq "$want" ] && pass "$name" || fail "$name" "exit $rc, expected $want"
 }
 
+# vswap_bench COMMAND ...: the host package as the harness runs it
+# (harness/common.sh), e.g. write-record for a run record a test makes up.
+vswap_bench() ( . "$(dirname "${BASH_SOURCE[0]}")/../harness/common.sh" && exec_vswap_bench "$@" )
+
 summary() { # summary SUITE
 	echo "$1: $TESTS_PASSED passed, $TESTS_FAILED failed, $TESTS_SKIPPED skipped"
 	[ $TESTS_FAILED -eq 0 ]

@@ -16,19 +16,22 @@
   merge DEST SHARE_DIR...                      gather the shares of one campaign (run.sh --shard) into DEST
   write-record JSON_FILE KEY=STRING|KEY:=JSON|KEY+=STRING ...
                                                write a record (kernel.json, guest.json) atomically, with
-                                               the schema: a string, a JSON value, an item of a list
+                                               the schema: a string, a JSON value, an item of a list;
+                                               KEY may be OUTER.INNER (INNER in the object OUTER)
   field JSON_FILE KEY                          the string value of KEY in a JSON object ("" if none)
-Exit 0; 64 on bad input (nothing written); 4 when a file cannot be written.
+  kernel-variant NAME                          "VARIANT FLAVOUR" of the kernel NAME (a campaign's kernel=,
+                                               make kernel-NAME), for harness/build-kernel.sh
+Exit 0; 64 on bad input (nothing written); 74 when a file cannot be written; run-one: its run's exit code.
 """
 import sys
 from pathlib import Path
 
-from . import campaign, record, runfiles, runner, shards
+from . import campaign, record, runfiles, runner, settings, shards
 from .record import RecordError
 from .progress import planned_runs
 from .runspec import read_params
 from .settings import UsageError
-from .status import FINISHED, USAGE_EXIT, Status
+from .status import FINISHED, RECORD_EXIT, USAGE_EXIT, Status
 
 
 def plan(arguments):
@@ -93,8 +96,14 @@ def field(arguments):
     print(runfiles.string_field(Path(arguments[0]), arguments[1]))
 
 
+def kernel_variant(arguments):
+    if len(arguments) != 1:
+        raise UsageError("usage: kernel-variant NAME")
+    print(*settings.kernel_build(arguments[0]))
+
+
 COMMANDS = {"plan": plan, "params": params, "progress": progress, "run-one": run_one, "pin-image": pin_image,
-            "field": field, "write-record": write_record, "merge": merge}
+            "field": field, "write-record": write_record, "merge": merge, "kernel-variant": kernel_variant}
 
 
 def main(argv) -> int:
@@ -106,7 +115,10 @@ def main(argv) -> int:
     except UsageError as error:
         print(f"vswap_bench: error: {error}", file=sys.stderr)
         return USAGE_EXIT
-    except (RecordError, runner.RunError) as error:
+    except RecordError as error:
+        runner.say(f"vswap_bench: error: {error}")
+        return RECORD_EXIT
+    except runner.RunError as error:
         runner.say(f"vswap_bench: error: {error}")
         return Status.FAILED_INFRA.exit_code
 

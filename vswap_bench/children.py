@@ -35,13 +35,24 @@ def exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
+def _has_exited(child: subprocess.Popen) -> bool:
+    """Whether CHILD has exited, reaped or not (waitid's WNOWAIT leaves the reaping to Popen)."""
+    if child.returncode is not None:
+        return True
+    try:
+        return os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
 class Interrupts:
     """While active (a with block), INT, TERM and HUP to the runner are noted in `interrupted` and passed on
-    as TERM to the process group of the child running then; a child is not started once one came.  The
-    handlers from before the block are back after it."""
+    as TERM to the process group of the child running then, which `stopped_child` notes; a child is not
+    started once one came.  The handlers from before the block are back after it."""
 
     def __init__(self):
         self.interrupted = False
+        self.stopped_child = False
         self._child = None
 
     def __enter__(self):
@@ -60,7 +71,11 @@ class Interrupts:
 
     def _on_signal(self, number, frame):
         self.interrupted = True
-        self._stop(signal.SIGTERM)
+        # A child that has exited but is not reaped yet ended on its own: a ^C the moment QEMU exited once
+        # recorded the run it had finished as interrupted.
+        if self._child is not None and not _has_exited(self._child):
+            self.stopped_child = True
+            self._stop(signal.SIGTERM)
 
     def _stop(self, number):
         child = self._child
@@ -80,6 +95,7 @@ class Interrupts:
                                        **popen)
         try:
             if self.interrupted:  # the signal came while the child was being started
+                self.stopped_child = True
                 self._stop(signal.SIGTERM)
             deadline = None if timeout_s is None else time.monotonic() + timeout_s
             while True:

@@ -13,7 +13,7 @@ from .settings import UsageError
 
 SCHEMA = 1
 # An argument of parse_fields.
-FIELD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(:=|\+=|=)(.*)", re.S)
+FIELD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(:=|\+=|=)(.*)", re.S)
 
 
 class RecordError(Exception):
@@ -54,20 +54,27 @@ def read_json(path: Path) -> dict:
 
 def parse_fields(arguments: list[str]) -> dict:
     """KEY=STRING, KEY:=JSON (a number, true, a list...) and KEY+=STRING (appended to the list KEY) as a
-    document, in the order given: the shell's builders describe their records so, and never write JSON."""
+    document, in the order given: the shell's builders describe their records so, and never write JSON.
+    A KEY of the form OUTER.INNER is INNER in the object OUTER (made when first named)."""
     document = {}
     for argument in arguments:
         match = FIELD.fullmatch(argument)
         if not match:
             raise UsageError(f"'{argument}' is not KEY=STRING, KEY:=JSON or KEY+=STRING")
-        key, operator, value = match.groups()
+        path, operator, value = match.groups()
+        *outer, key = path.split(".")
+        target = document
+        for name in outer:
+            target = target.setdefault(name, {})
+            if not isinstance(target, dict):
+                raise UsageError(f"{path}: '{name}' is not an object")
         if operator == ":=":
             try:
-                document[key] = json.loads(value)
+                target[key] = json.loads(value)
             except json.JSONDecodeError as error:
-                raise UsageError(f"{key}:= needs a JSON value, not {value!r}: {error}") from None
+                raise UsageError(f"{path}:= needs a JSON value, not {value!r}: {error}") from None
         elif operator == "+=":
-            document.setdefault(key, []).append(value)
+            target.setdefault(key, []).append(value)
         else:
-            document[key] = value
+            target[key] = value
     return document

@@ -121,6 +121,17 @@ def write_status(run_dir: Path, status: Status, reason: str, started: str):
         "boot_to_agent_s": qemu.get("boot_to_agent_s")})
 
 
+def write_failed_status(run_dir: Path, reason: str, started: str):
+    """status.json failed-infra for REASON, when the run's outcome cannot be recorded as it should: the old
+    status.json ("running") goes first, so that on a full disk the new one has the room the old one had.
+    When even that cannot be written the run has no status.json, and reads as not run rather than running."""
+    (run_dir / "status.json").unlink(missing_ok=True)
+    try:
+        write_status(run_dir, Status.FAILED_INFRA, reason, started)
+    except record.RecordError:
+        pass
+
+
 def pin_image(guest_json: Path, inputs: Path):
     """The guest image GUEST_JSON names, hard-linked (else copied) to INPUTS/guest.ext4, and INPUTS/guest.json
     naming that copy: the campaign's runs boot it whatever build/ holds later."""

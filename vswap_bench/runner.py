@@ -260,13 +260,13 @@ def run_one(params: Path, run_dir: Path) -> int:
                            int(spec["guest_mem_mb"]))
         try:
             booted = boot(spec, run_dir, guest, disks, interrupts, run_lock)
-        except RunError as error:
-            runfiles.write_status(run_dir, Status.FAILED_INFRA, str(error), started)
+            status, reason = runfiles.collect(run_dir, booted["qemu"], qemu_exit=booted["qemu_exit"],
+                                              interrupted=interrupts.stopped_child, timeout_s=booted["timeout_s"],
+                                              host_seconds=booted["host_seconds"])
+            runfiles.write_status(run_dir, status, reason, started)
+        except (RunError, record.RecordError) as error:
+            runfiles.write_failed_status(run_dir, str(error), started)
             raise
-        status, reason = runfiles.collect(run_dir, booted["qemu"], qemu_exit=booted["qemu_exit"],
-                                          interrupted=interrupts.interrupted, timeout_s=booted["timeout_s"],
-                                          host_seconds=booted["host_seconds"])
-        runfiles.write_status(run_dir, status, reason, started)
     if status is not Status.DONE:
         say(f"vswap_bench: warning: {status.value}: {reason} (log: {run_dir / 'serial.log'})")
     return status.exit_code

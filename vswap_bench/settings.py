@@ -15,9 +15,12 @@ DEFAULTS_FILE = TOP / "harness" / "defaults.conf"
 WORKLOADS_DIR = TOP / "workloads"
 
 BACKENDS = ("disk", "zswap", "zswap-only", "zram", "none")
-# The kernels harness/build-kernel.sh builds (make kernel-NAME): a variant and an optional flavour.
-KERNEL_VARIANTS = tuple(f"{variant}{flavour}" for flavour in ("", "-debug", "-kasan")
-                        for variant in ("baseline", "vswap"))
+# The kernels harness/build-kernel.sh builds (make kernel-NAME), by the name a campaign gives them: a variant
+# (the tree: baseline, or vswap with the series) and a flavour (the config: guest, or with debug.config, or
+# with debug.config and kasan.config), named VARIANT, or VARIANT-FLAVOUR when the flavour is not guest.
+KERNEL_BUILDS = {(variant if flavour == "guest" else f"{variant}-{flavour}"): (variant, flavour)
+                 for flavour in ("guest", "debug", "kasan") for variant in ("baseline", "vswap")}
+KERNEL_VARIANTS = tuple(KERNEL_BUILDS)
 # A campaign's A/A group (its 'aa = KERNEL' line) runs the build KERNEL a second time under this label, so
 # the analysis finds two labels with one kernel_id: an A/A pair (analysis/pairing.py).  The rule is here
 # only: the planner names the runs with it, RunSpec.check accepts no other label.
@@ -54,6 +57,13 @@ SIZE_UNITS = {"": 0, "k": 10, "m": 20, "g": 30}
 
 class UsageError(Exception):
     """Bad input; the message names where it came from (FILE:LINE or the command line) and what is wrong."""
+
+
+def kernel_build(name: str) -> tuple[str, str]:
+    """The (variant, flavour) of the kernel NAME (harness/build-kernel.sh builds it from them)."""
+    if name not in KERNEL_BUILDS:
+        raise UsageError(f"unknown kernel '{name}': one of {', '.join(KERNEL_VARIANTS)}")
+    return KERNEL_BUILDS[name]
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,9 @@ class Status(enum.Enum):
 
 # Bad input (a campaign file, a command line): the runner refuses it before anything runs.
 USAGE_EXIT = 64
+# A file of the run record could not be written (a full disk, a results folder that became unwritable): the
+# runs after it would fail the same way, so run.sh stops the campaign.  sysexits' EX_IOERR, beside EX_USAGE.
+RECORD_EXIT = 74
 
 
 # A run that ended so is not run again by --resume (failed-infra and timeout are retried once).

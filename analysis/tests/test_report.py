@@ -65,3 +65,11 @@ def test_measured_overhead_sits_beside_the_model(campaign):
     assert measured.loc["vswap", "model"] == "built:vswap"
     html = (campaign / "report" / "index.html").read_text()
     assert "overhead-measured.png" in html and "does not explain" in html
+
+
+@pytest.mark.parametrize("size", ["nan", "inf", "-1", "0", "thirty-two"])
+def test_a_swap_size_that_is_not_a_positive_number_is_refused(tmp_path, size, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["report", str(tmp_path), "--swap-size-gib", size])
+    assert exit_info.value.code != 0
+    assert "is not a swap size" in capsys.readouterr().err

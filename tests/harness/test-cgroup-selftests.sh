@@ -49,9 +49,9 @@ grep -q '"planned": 0, "cases": {}, "pass": 0, "fail": 0' <<<"$out" &&
 # A run folder as the harness writes it, with the output run writes.
 mkrun() { # mkrun DIR KERNEL TESTS_JSON
 	mkdir -p "$1"
-	printf '{"kernel": "%s", "backend": "zswap", "repetition": 1, "workload": "cgroup-selftests"}\n' "$2" >"$1/run.json"
-	printf '{"status": "done"}\n' >"$1/status.json"
-	printf '{"output": {"tests": %s}}\n' "$3" >"$1/result.json"
+	vswap_bench write-record "$1/run.json" kernel="$2" backend=zswap repetition:=1 workload=cgroup-selftests
+	vswap_bench write-record "$1/status.json" status=done
+	vswap_bench write-record "$1/result.json" output.tests:="$3"
 }
 mkrun "$tmp/c/runs/a" baseline "{\"test_zswap\": {\"exit\": 1, \"results\": $("$wl/tap2json" "$tmp/zswap.tap")}}"
 mkrun "$tmp/c/runs/b" vswap "{\"test_zswap\": {\"exit\": 1, \"results\": $("$wl/tap2json" "$tmp/zswap.tap")}}"

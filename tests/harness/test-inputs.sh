@@ -77,7 +77,7 @@ grep -qx 'pressure=global' "$tmp/c4/runs/$g/params" && [ "${g##*-}" != "${a##*-}
 # plans nowhere in RESULTS_DIR (a running campaign's plan stays its own).
 fake=$tmp/build/test-results/quick/runs/$a
 mkdir -p "$fake" && cp "$tmp/c1/runs/$a/params" "$fake/params"
-printf '{"status": "done", "host_seconds": 42.5}\n' >"$fake/status.json"
+vswap_bench write-record "$fake/status.json" status=done host_seconds:=42.5
 out=$(BUILD_DIR=$tmp/build "$top/run.sh" "$tmp/abba.conf" --dry-run 2>&1)
 if grep -q "^$a .* 42s$" <<<"$out" && grep -q "4 runs by their configuration's mean, 4 by their workload's, 0 without" <<<"$out" &&
 	[ ! -e "$RESULTS_DIR/abba" ]; then

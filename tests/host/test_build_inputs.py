@@ -67,3 +67,50 @@ def test_a_truncated_source_tarball_leaves_no_partial_tree(tmp_path):
     assert done.returncode != 0
     assert "cannot extract" in done.stderr, done.stderr
     assert [path.name for path in (build / "src").iterdir() if not path.name.startswith(".")] == []
+
+
+def vswap_bench(*arguments):
+    return subprocess.run(["/usr/bin/python3", "-m", "vswap_bench", *arguments], cwd=TOP, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_each_kernel_a_campaign_names_is_a_variant_and_a_flavour():
+    from vswap_bench.settings import KERNEL_VARIANTS
+    answers = {name: vswap_bench("kernel-variant", name) for name in KERNEL_VARIANTS}
+    assert {name: (done.returncode, done.stdout) for name, done in answers.items()} == {
+        "baseline": (0, "baseline guest\n"), "vswap": (0, "vswap guest\n"),
+        "baseline-debug": (0, "baseline debug\n"), "vswap-debug": (0, "vswap debug\n"),
+        "baseline-kasan": (0, "baseline kasan\n"), "vswap-kasan": (0, "vswap kasan\n")}
+    done = vswap_bench("kernel-variant", "mainline")
+    assert done.returncode == 64 and done.stdout == ""
+    assert "unknown kernel 'mainline'" in done.stderr and ", ".join(KERNEL_VARIANTS) in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("arguments, name", [(["vswap-debug"], "vswap-debug"), (["vswap", "debug"], "vswap-debug"),
+                                             (["baseline"], "baseline"), (["baseline", "guest"], "baseline")])
+def test_build_kernel_takes_the_kernels_names(tmp_path, arguments, name):
+    # Past the name, it stops at the missing source: nothing is built.
+    env = {**os.environ, "KERNEL_SRC": str(tmp_path / "none"), "BUILD_DIR": str(tmp_path / "build")}
+    done = subprocess.run([TOP / "harness" / "build-kernel.sh", *arguments], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode != 0 and "kernel source not found" in done.stderr, done.stderr
+    assert [path.name for path in (tmp_path / "build" / "kernels").iterdir()] == [f".{name}.lock"]
+
+
+@pytest.mark.parametrize("arguments", [["mainline"], ["vswap", "fast"], ["vswap-debug", "kasan"]])
+def test_build_kernel_refuses_other_names_with_the_list(tmp_path, arguments):
+    from vswap_bench.settings import KERNEL_VARIANTS
+    env = {**os.environ, "KERNEL_SRC": str(tmp_path / "none"), "BUILD_DIR": str(tmp_path / "build")}
+    done = subprocess.run([TOP / "harness" / "build-kernel.sh", *arguments], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode != 0 and "usage: build-kernel.sh" in done.stderr, done.stderr
+    assert ", ".join(KERNEL_VARIANTS) in done.stderr, done.stderr
+    assert not (tmp_path / "build" / "kernels").exists()
+
+
+def test_make_builds_each_kernel_by_its_name(tmp_path):
+    from vswap_bench.settings import KERNEL_VARIANTS
+    for name in KERNEL_VARIANTS:
+        done = subprocess.run(["make", "-n", f"kernel-{name}", f"BUILD_DIR={tmp_path}"], cwd=TOP, capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 0 and f"harness/build-kernel.sh {name}\n" in done.stdout, (name, done.stdout)

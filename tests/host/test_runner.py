@@ -59,16 +59,18 @@ class Bench:
         return subprocess.run([TOP / "run.sh", *map(str, arguments)], env=self.env, capture_output=True,
                               text=True, timeout=300)
 
-    def run_on_tmpfs(self, options: str, *arguments) -> subprocess.CompletedProcess:
+    def run_on_tmpfs(self, options: str, *arguments, then: str = "") -> subprocess.CompletedProcess:
         """./run.sh with the results on a tmpfs mounted with OPTIONS, in a mount namespace of its own (the
-        tmpfs goes away with it); the test is skipped where it cannot mount one (not root)."""
+        tmpfs goes away with it), then the shell command THEN while the tmpfs is still there; run.sh's exit
+        status.  The test is skipped where it cannot mount one (not root)."""
         self.results.mkdir()
-        mount = ["unshare", "-m", "sh", "-c", f'mount -t tmpfs -o {options} tmpfs "{self.results}" && exec "$0" "$@"']
-        probe = subprocess.run(mount + ["true"], capture_output=True, text=True)
+        mount = f'mount -t tmpfs -o {options} tmpfs "{self.results}"'
+        probe = subprocess.run(["unshare", "-m", "sh", "-c", mount], capture_output=True, text=True)
         if probe.returncode != 0:
             pytest.skip(f"cannot mount a tmpfs here (needs root): {probe.stderr.strip()}")
-        return subprocess.run(mount + [TOP / "run.sh", *map(str, arguments)], env=self.env, capture_output=True,
-                              text=True, timeout=300)
+        script = f'{mount} || exit; "$0" "$@"; status=$?; {then or ":"}; exit $status'
+        return subprocess.run(["unshare", "-m", "sh", "-c", script, TOP / "run.sh", *map(str, arguments)],
+                              env=self.env, capture_output=True, text=True, timeout=300)
 
     def statuses(self) -> dict:
         out = self.results / "c"
@@ -126,6 +128,35 @@ def test_a_second_run_sh_on_a_running_campaign_is_refused_and_ctrl_c_stops_the_f
     assert list(bench.statuses().values()) == ["done"]
 
 
+def test_ctrl_c_the_moment_qemu_has_exited_records_the_finished_run_as_done(bench):
+    bench.guest("swap-verify", "clean")
+    (bench.guests / "swap-verify" / "interrupt").write_text("")
+    conf = bench.campaign("kernel = baseline\naxis workload = swap-verify hang\ntimeout = 90\n")
+    runner = bench.start(conf)
+    assert runner.wait(timeout=300) == 130
+    assert "--resume' goes on from there" in runner.stdout.read()
+    assert bench.statuses() == {next(bench.results.glob("c/runs/swap-verify-*")).name: "done"}
+
+
+def test_ctrl_c_on_run_sh_piped_into_tee_exits_130_with_the_resume_hint(bench):
+    # ./run.sh | tee log, then ^C: tee goes first, and run.sh's standard output is a pipe nobody reads.
+    bench.guest("swap-verify", "clean", hang_s=60)
+    conf = bench.campaign("kernel = baseline\nworkload = swap-verify\ntimeout = 90\n")
+    stderr = bench.root / "stderr"
+    with open(stderr, "w") as errors:
+        runner = subprocess.Popen([TOP / "run.sh", conf], env=bench.env, start_new_session=True,
+                                  stdout=subprocess.PIPE, stderr=errors)
+    for _ in range(300):
+        if any(path.stat().st_size for path in bench.results.glob("c/runs/*/serial.log")):
+            break
+        time.sleep(0.1)
+    runner.stdout.close()
+    os.killpg(runner.pid, signal.SIGINT)
+    assert runner.wait(timeout=300) == 130, stderr.read_text()
+    assert "--resume' goes on from there" in stderr.read_text()
+    assert list(bench.statuses().values()) == ["interrupted"] and bench.no_guest_left()
+
+
 def test_a_runner_killed_outright_leaves_no_guest_and_resume_completes_the_campaign(bench):
     bench.guest("swap-verify", "clean")
     bench.guest("hang", "clean", hang_s=60)
@@ -158,11 +189,23 @@ def test_a_full_results_disk_stops_the_campaign_cleanly(bench):
     serial = bench.guests / "swap-verify" / "serial.log"
     serial.write_text(serial.read_text() + "[   5.000000] a long console line\n" * 20000)
     conf = bench.campaign("axis kernel = baseline vswap\nworkload = swap-verify\ntimeout = 90\n")
-    done = bench.run_on_tmpfs("size=256k", conf)
+    # The report is asked for on the full disk, as a user would next; what was left is kept for a look.
+    left, report = bench.root / "left", bench.root / "report.log"
+    done = bench.run_on_tmpfs("size=256k", conf, then=f'cd "{TOP}" && /usr/bin/python3 -m analysis report '
+                                                      f'"{bench.results}/c" >"{report}" 2>&1; cp -a "{bench.results}" "{left}"')
     assert done.returncode != 0
     assert "No space left on device" in done.stderr and "stopping the campaign" in done.stderr, done.stderr
     assert "run 2/2" not in done.stderr, "the campaign went on"
     assert "Traceback" not in done.stderr
+    assert "Traceback" not in report.read_text(), report.read_text()
+    # No temporary of the writers (record.py: .NAME.tmp.PID) and no record cut off (NAME.partial) is left.
+    files = [path.relative_to(left) for path in left.rglob("*") if path.is_file()]
+    assert not [path for path in files if ".tmp." in path.name or path.suffix == ".partial"], files
+    # A run that started (more in its folder than the plan's params) ends with a status that is not "running".
+    for run in (left / "c" / "runs").iterdir():
+        if {path.name for path in run.iterdir()} - {"params"}:
+            status = json.loads((run / "status.json").read_text())["status"]
+            assert status not in ("running", "planned"), (run.name, status)
 
 
 def test_resume_runs_again_a_done_run_whose_result_is_unreadable(bench):
@@ -221,6 +264,11 @@ def test_shares_of_a_campaign_run_whole_configurations_and_merge_into_one(bench,
     assert merged.returncode == 0 and "4 of 4 runs ran" in merged.stdout, merged.stderr
     loaded = load_campaign(tmp_path / "merged" / "c")
     assert loaded.problems == [] and list(loaded.runs.status) == ["done"] * 4
+    # The runs differ only in vcpus: the comparison of the two kernels is made per configuration, twice.
+    from analysis.schema import CONFIG_COLUMNS
+    from analysis.verdicts import compare_kernels
+    judged = compare_kernels(loaded.metrics, loaded.runs, "baseline", "vswap")
+    assert len(judged[list(CONFIG_COLUMNS)].drop_duplicates()) == 2
 
 
 def test_shares_that_booted_other_kernels_are_not_merged(bench, tmp_path):

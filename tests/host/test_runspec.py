@@ -104,3 +104,15 @@ def test_a_record_is_described_field_by_field(tmp_path):
         record.parse_fields(["size_mb:=12M"])
     with pytest.raises(settings.UsageError, match="not KEY=STRING"):
         record.parse_fields(["=5"])
+
+
+def test_a_nested_object_is_described_key_by_key():
+    # kernel-layout.sh's "sizes": one KEY.NAME:=N a size, never JSON put together by the shell.
+    fields = ["name=vswap", "sizes.swp_desc:=24", "sizes.xa_node:=576", "vswap:=true", "sizes.swp_desc:=32"]
+    document = record.parse_fields(fields)
+    assert document == {"name": "vswap", "sizes": {"swp_desc": 32, "xa_node": 576}, "vswap": True}
+    assert list(document) == ["name", "sizes", "vswap"]
+    with pytest.raises(settings.UsageError, match="'name' is not an object"):
+        record.parse_fields(["name=vswap", "name.x:=1"])
+    with pytest.raises(settings.UsageError, match="not KEY=STRING"):
+        record.parse_fields(["sizes.:=1"])
