@@ -61,13 +61,15 @@ nruns=$("$VB_TOP/harness/plan.sh" "$file" "$plan_out" "${overrides[@]}") || exit
 # order (this host's share of it with --shard), from vswap_bench (progress.py).  Finished runs are looked for under
 # RESULTS_DIR and build/test-results, where make test runs its campaigns.
 read_progress() {
-	local roots=("$RESULTS_DIR") id k w b r s f e by kb lines
+	local roots=("$RESULTS_DIR") id k w b r s again ended passed e by kb lines
 	[ "$BUILD_DIR/test-results" -ef "$RESULTS_DIR" ] || roots+=("$BUILD_DIR/test-results")
 	lines=$(vswap_bench progress "${shard[@]}" "$plan_out" "${roots[@]}") || die "cannot read the plan in $plan_out"
-	plan=() run_kernel=() run_workload=() run_backend=() run_rep=() run_status=() run_finished=() run_est=() run_est_by=() run_build=()
-	while read -r id k w b r s f e by kb; do
+	plan=() run_kernel=() run_workload=() run_backend=() run_rep=() run_status=() run_resume=() run_ended=() run_passed=()
+	run_est=() run_est_by=() run_build=()
+	while read -r id k w b r s again ended passed e by kb; do
 		plan+=("$id") run_kernel+=("$k") run_workload+=("$w") run_backend+=("$b") run_rep+=("$r")
-		run_status+=("$s") run_finished+=("$f") run_est+=("$e") run_est_by+=("$by") run_build+=("$kb")
+		run_status+=("$s") run_resume+=("$again") run_ended+=("$ended") run_passed+=("$passed")
+		run_est+=("$e") run_est_by+=("$by") run_build+=("$kb")
 	done <<<"$lines"
 }
 read_progress
@@ -137,7 +139,7 @@ eta_from() {
 	local j total=0 guessed=0
 	read_progress
 	for ((j = $1; j < ${#plan[@]}; j++)); do
-		[ "${run_finished[j]}" = 1 ] && continue
+		[ "${run_resume[j]}" = keep ] && continue
 		total=$((total + run_est[j]))
 		[ "${run_est_by[j]}" = timeout ] && guessed=$((guessed + 1))
 	done
@@ -159,8 +161,9 @@ for ((i = 0; i < ${#plan[@]}; i++)); do
 		# A timeout is retried like an infrastructure failure: on a busy
 		# host a guest can run out of time through no fault of its kernel;
 		# a second timeout stands.
-		[ "${run_finished[i]}" = 1 ] && continue
-		case ${run_status[i]} in failed-infra|timeout)
+		case ${run_resume[i]} in
+		keep) continue ;;
+		retry-once)
 			[ -f "$dir/.retried" ] && continue
 			touch "$dir/.retried" ;;
 		esac
@@ -177,14 +180,14 @@ for ((i = 0; i < ${#plan[@]}; i++)); do
 	# that became unwritable) would fail the same way for every run after it:
 	# the runner exits 74 (status.py's RECORD_EXIT), or was stopped before it
 	# could write an ending at all.
-	case $runner_exit:${run_status[i]} in 74:*|*:running|*:planned|*:unreadable)
-		die "the outcome of run $((i + 1)) could not be recorded in $dir (see above); stopping the campaign" ;;
-	esac
+	if [ $runner_exit = 74 ] || [ "${run_ended[i]}" = 0 ]; then
+		die "the outcome of run $((i + 1)) could not be recorded in $dir (see above); stopping the campaign"
+	fi
 done
 stop_if_interrupted ${#plan[@]}
 # Counted over the whole plan: a resumed campaign's earlier failures stand.
-for s in "${run_status[@]}"; do
-	case $s in done|unsupported) ;; *) failed=$((failed + 1)) ;; esac
+for passed in "${run_passed[@]}"; do
+	[ "$passed" = 1 ] || failed=$((failed + 1))
 done
 
 if [ -f "$VB_TOP/analysis/__main__.py" ]; then

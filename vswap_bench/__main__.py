@@ -5,9 +5,10 @@
                                                checked, as sorted key=value lines
   progress [--shard K/N] OUT_DIR ROOT...       a line per planned run of OUT_DIR (of share K of N), in plan
                                                order: RUN_ID
-                                               LABEL WORKLOAD BACKEND REPETITION STATUS FINISHED(0/1)
-                                               ESTIMATE_S ESTIMATE_BY KERNEL, from the finished runs
-                                               under ROOTs (LABEL: KERNEL, or KERNEL-aa for an A/A run)
+                                               LABEL WORKLOAD BACKEND REPETITION STATUS RESUME
+                                               ENDED(0/1) PASSED(0/1) ESTIMATE_S ESTIMATE_BY KERNEL, from
+                                               the finished runs under ROOTs (LABEL: KERNEL, or KERNEL-aa
+                                               for an A/A run; RESUME: keep, retry-once or run; status.py)
   run-one PARAMS RUN_DIR                       one run: boot the guest PARAMS describes with QEMU, collect
                                                its records and outcome into RUN_DIR (runner.py); exits with
                                                the outcome's exit code (status.py)
@@ -31,7 +32,7 @@ from .record import RecordError
 from .progress import planned_runs
 from .runspec import read_params
 from .settings import UsageError
-from .status import FINISHED, RECORD_EXIT, USAGE_EXIT, Status
+from .status import PASSED, RECORD_EXIT, USAGE_EXIT, Status, has_ended, resume_action
 
 
 def plan(arguments):
@@ -61,7 +62,8 @@ def progress(arguments):
         raise UsageError("usage: progress [--shard K/N] OUT_DIR ROOT...")
     for run in planned_runs(Path(arguments[0]), [Path(root) for root in arguments[1:]], shard):
         print(run.run_id, run.kernel, run.workload, run.backend, run.repetition, run.status,
-              int(run.status in FINISHED), run.estimate_s, run.estimate_by, run.build)
+              resume_action(run.status), int(has_ended(run.status)), int(run.status in PASSED),
+              run.estimate_s, run.estimate_by, run.build)
 
 
 def run_one(arguments):

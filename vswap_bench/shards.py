@@ -10,7 +10,7 @@ from pathlib import Path
 
 from . import record
 from .settings import UsageError
-from .status import FINISHED
+from .status import FINISHED, RETRIED_ONCE
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -45,7 +45,7 @@ def _inputs_ids(campaign: Path) -> dict:
 def ran(run_dir: Path) -> bool:
     """Whether a share got as far as an outcome for this run (a --resume there would not run it again)."""
     try:
-        return record.read_json(run_dir / "status.json").get("status") in FINISHED | {"failed-infra", "timeout"}
+        return record.read_json(run_dir / "status.json").get("status") in FINISHED | RETRIED_ONCE
     except record.RecordError:
         return False
 

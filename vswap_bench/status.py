@@ -33,3 +33,16 @@ RECORD_EXIT = 74
 # A run that ended so is not run again by --resume (failed-infra and timeout are retried once).
 FINISHED = frozenset({Status.DONE.value, Status.UNSUPPORTED.value, Status.FAILED_WORKLOAD.value,
                       Status.KERNEL_CRASH.value})
+RETRIED_ONCE = frozenset({Status.FAILED_INFRA.value, Status.TIMEOUT.value})
+# The runs that do not count as failed in a campaign's exit status.
+PASSED = frozenset({Status.DONE.value, Status.UNSUPPORTED.value})
+
+
+def resume_action(status: str) -> str:
+    """What --resume does with a run of STATUS: keep it, run it again once (a second time it stands), or run it."""
+    return "keep" if status in FINISHED else "retry-once" if status in RETRIED_ONCE else "run"
+
+
+def has_ended(status: str) -> bool:
+    """Whether STATUS is an ending the runner wrote (not planned, running or unreadable)."""
+    return any(status == member.value and member.exit_code is not None for member in Status)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from vswap_bench.status import PASSED, has_ended, resume_action
+
 TOP = Path(__file__).resolve().parents[2]
 USAGE = 64
 
@@ -158,6 +160,18 @@ def test_the_progress_lines_give_the_label_and_the_build_it_boots(tmp_path):
                            capture_output=True, text=True, check=True).stdout.splitlines()
     assert [(line.split()[1], line.split()[-1]) for line in lines] == [
         ("baseline", "baseline"), ("vswap", "vswap"), ("baseline-aa", "baseline")]
+    # Planned runs: run them, no ending yet, not passed.
+    assert {tuple(line.split()[5:9]) for line in lines} == {("planned", "run", "0", "0")}
+
+
+@pytest.mark.parametrize("status, resume, ended, passed", [
+    ("done", "keep", True, True), ("unsupported", "keep", True, True), ("failed-workload", "keep", True, False),
+    ("kernel-crash", "keep", True, False), ("timeout", "retry-once", True, False),
+    ("failed-infra", "retry-once", True, False), ("interrupted", "run", True, False),
+    ("running", "run", False, False), ("planned", "run", False, False), ("unreadable", "run", False, False),
+    ("done-unreadable-result", "run", False, False)])
+def test_what_resume_and_the_exit_status_make_of_each_status(status, resume, ended, passed):
+    assert (resume_action(status), has_ended(status), status in PASSED) == (resume, ended, passed)
 
 
 def test_an_aa_kernel_a_command_line_kernel_drops_is_refused_at_the_aa_line(tmp_path):
