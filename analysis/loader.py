@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from vswap_bench.runspec import HASH_NEUTRAL
+
 from . import schema
 from .metrics import metric_rows
 
@@ -82,8 +84,11 @@ def parse_params(text) -> dict:
 
 def _settings(run: dict) -> dict:
     """run.json's settings with the guest's size beside them: runs that differ only in vcpus or guest_mem_mb
-    (fields of their own in run.json) are other configurations, in files from before config_hash too."""
+    (fields of their own in run.json) are other configurations, in files from before config_hash too.  A
+    setting at the value that leaves config_hash as it was before the setting existed is left out, as the
+    hash leaves it out: runs recorded before and after it are one configuration."""
     settings = run.get("settings") if isinstance(run.get("settings"), dict) else {}
+    settings = {key: value for key, value in settings.items() if (key, str(value)) not in HASH_NEUTRAL}
     return settings | {key: run[key] for key in ("vcpus", "guest_mem_mb") if key in run}
 
 

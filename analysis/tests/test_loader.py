@@ -143,6 +143,23 @@ def test_runs_that_differ_only_in_vcpus_are_two_configurations(tmp_path):
     assert sorted(sys_rows["settings"].str.contains("vcpus=1")) == [False, True]
 
 
+def test_a_setting_added_at_its_neutral_default_does_not_split_a_configuration(tmp_path):
+    # A run recorded before a setting existed (profile, added with its default "none") and one after it are
+    # the same experiment, as their config_hash says: one configuration, both runs counted.
+    campaign = tmp_path / "c"
+    for repetition in (1, 2, 3):
+        for kernel in ("baseline", "vswap"):
+            run_dir = write_run(campaign, kernel=kernel, backend="zswap", repetition=repetition, real_s=1, sys_s=1)
+            run_json = run_dir / "run.json"
+            document = json.loads(run_json.read_text())
+            if repetition > 1:
+                document["settings"]["profile"] = "none"
+            run_json.write_text(json.dumps(document))
+    metrics = load_campaign(campaign).metrics
+    sys_rows = compare_sides(metrics[metrics.metric == "sys"], "kernel", "baseline", "vswap", CONFIG_COLUMNS)
+    assert len(sys_rows) == 1 and sys_rows.iloc[0]["base_n"] == 3, sys_rows
+
+
 def test_runs_of_an_earlier_plan_are_left_out_with_a_word(campaign):
     # --resume with other overrides plans new runs beside the old ones; campaign.json lists the new plan.
     planned = ["kernel-build-zswap-baseline-r1", "kernel-build-zswap-vswap-r1"]
