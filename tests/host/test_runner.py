@@ -12,6 +12,10 @@ import pytest
 
 TOP = Path(__file__).resolve().parents[2]
 GUESTS = Path(__file__).parent / "guests"
+# INT at its default, as a terminal starts a command: when the tests themselves run with INT ignored
+# (make test started in the background), run.sh would inherit that, and a shell cannot trap a signal
+# ignored on entry.
+AS_FROM_A_TERMINAL = ["env", "--default-signal=INT"]
 
 
 @pytest.fixture
@@ -52,7 +56,8 @@ class Bench:
 
     def start(self, *arguments) -> subprocess.Popen:
         # A session of its own, as a terminal gives: the ^C test signals its process group.
-        return subprocess.Popen([TOP / "run.sh", *map(str, arguments)], env=self.env, start_new_session=True,
+        return subprocess.Popen([*AS_FROM_A_TERMINAL, TOP / "run.sh", *map(str, arguments)], env=self.env,
+                                start_new_session=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     def run(self, *arguments) -> subprocess.CompletedProcess:
@@ -144,7 +149,7 @@ def test_ctrl_c_on_run_sh_piped_into_tee_exits_130_with_the_resume_hint(bench):
     conf = bench.campaign("kernel = baseline\nworkload = swap-verify\ntimeout = 90\n")
     stderr = bench.root / "stderr"
     with open(stderr, "w") as errors:
-        runner = subprocess.Popen([TOP / "run.sh", conf], env=bench.env, start_new_session=True,
+        runner = subprocess.Popen([*AS_FROM_A_TERMINAL, TOP / "run.sh", conf], env=bench.env, start_new_session=True,
                                   stdout=subprocess.PIPE, stderr=errors)
     for _ in range(300):
         if any(path.stat().st_size for path in bench.results.glob("c/runs/*/serial.log")):
