@@ -79,6 +79,25 @@ def until(condition, seconds=10.0) -> bool:
     return condition()
 
 
+def test_a_qemu_that_crashes_before_the_agent_starts_is_started_once_more(tmp_path):
+    # make test here once lost a run to a QEMU segfault 1.7 s into its boot: nothing of the run had happened.
+    run = Run(tmp_path, "clean")
+    (run.guest / "crash-once").write_text("")
+    done = run.run()
+    assert done.returncode == 0, done.stderr
+    assert "QEMU died with exit 139 before the guest's agent started" in done.stderr
+    assert run.status()["status"] == "done"
+    assert json.loads((run.dir / "qemu.json").read_text())["restarted_after_qemu_exit"] == 139
+
+
+def test_a_qemu_that_crashes_after_the_agent_started_is_not_started_again(tmp_path):
+    run = Run(tmp_path, "clean")
+    (run.guest / "exit").write_text("139")
+    done = run.run()
+    assert run.status()["status"] == "failed-infra" and "qemu exited with 139" in run.status()["reason"]
+    assert "once more" not in done.stderr
+
+
 def test_a_clean_guest_gives_every_file_of_the_run_folder(tmp_path):
     run = Run(tmp_path, "clean")
     done = run.run()
