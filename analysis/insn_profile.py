@@ -22,6 +22,7 @@ from .loader import load_campaign
 
 TEXT_TYPES = set("tTwW")
 USER = "[user]"
+USER_LINE = "user"  # the plugin's first field for the instructions run in user space
 UNKNOWN = "[no symbol]"
 
 
@@ -50,7 +51,7 @@ def read_profile(profile: Path, system_map: Path) -> pd.Series:
             if len(fields) != 3:
                 raise ValueError
             insns, execs = int(fields[1]), int(fields[2])
-            if fields[0] == USER.strip("[]"):
+            if fields[0] == USER_LINE:
                 name = USER
             else:
                 i = bisect.bisect_right(addresses, int(fields[0], 16)) - 1

@@ -56,16 +56,15 @@ def command(guest: Guest, serial: Path, channel: Path, swap_disk: Path = None, d
 def insn_profile_arguments(build_dir: Path, out: Path) -> list[str]:
     """The options that count the guest's kernel instructions per block into OUT, with the plugin built
     from harness/qemu-plugin/insn-profile.c into BUILD_DIR/qemu-plugin when missing or older than it."""
-    source = PLUGIN_SOURCE
     plugin = build_dir / "qemu-plugin" / "insn-profile.so"
-    if not plugin.is_file() or plugin.stat().st_mtime < source.stat().st_mtime:
+    if not plugin.is_file() or plugin.stat().st_mtime < PLUGIN_SOURCE.stat().st_mtime:
         plugin.parent.mkdir(parents=True, exist_ok=True)
         built = plugin.with_name(f".{plugin.name}.{os.getpid()}")
         compiled = subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-shared", "-fPIC", "-o", str(built),
-                                   str(source)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                   str(PLUGIN_SOURCE)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if compiled.returncode:
             built.unlink(missing_ok=True)
-            raise OSError(f"cannot build {plugin} from {source}:\n{compiled.stdout}")
+            raise OSError(f"cannot build {plugin} from {PLUGIN_SOURCE}:\n{compiled.stdout}")
         os.replace(built, plugin)
     return ["-plugin", f"{option_value(plugin)},out={option_value(out)}"]
 
