@@ -51,6 +51,8 @@ echo "space campaign: run.sh exit $? (1 expected: the run with a full virtual sw
 echo "overhead campaign: run.sh exit $? (5 runs done, the baseline's zswap-only unsupported)"
 "$top/run.sh" "$top/tests/campaigns/profile.conf"
 echo "profile campaign: run.sh exit $?"
+"$top/run.sh" "$top/tests/campaigns/ram-disk.conf"
+echo "ram-disk campaign: run.sh exit $?"
 
 first=$(head -n1 "$RESULTS_DIR/crash/plan")
 "$RESULTS_DIR/crash/runs/$first/reproduce.sh" "$RESULTS_DIR/reproduced"

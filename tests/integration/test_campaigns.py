@@ -34,7 +34,7 @@ def swap_verify_runs():
 
 @pytest.fixture(scope="module",
                 params=["integration", "crash", "resume", "interrupt", "quick", "pressure", "verify", "features", "memcg",
-                        "space", "overhead"])
+                        "space", "overhead", "ram-disk"])
 def campaign(request):
     if not (RESULTS / request.param / "plan").exists():
         pytest.fail(f"campaign {request.param} was not run: no {RESULTS / request.param / 'plan'}")
@@ -56,14 +56,16 @@ def test_every_run_has_its_files(campaign):
 
 
 def test_the_swap_disk_is_what_the_run_says(campaign):
-    """The swap disk's rotational flag, read in the guest after swapon, is the run's setting (virtio-blk calls
-    every disk rotational: the setting must be applied either way)."""
+    """The swap disk's kind and rotational flag, read in the guest after swapon, are the run's settings
+    (virtio-blk and loop call every disk rotational: the setting must be applied either way)."""
     for run in runs(campaign):
         if not (run / "result.json").is_file():
             continue
         result, run_json = load(run / "result.json"), load(run / "run.json")
         if run_json["backend"] in ("disk", "zswap"):
-            assert result["swap_disk"] == {"rotational": int(run_json["settings"]["rotational"])}, run.name
+            settings = run_json["settings"]
+            assert result["swap_disk"] == {"kind": settings["swap_disk"],
+                                           "rotational": int(settings["rotational"])}, run.name
         else:
             assert result["swap_disk"] is None, run.name
 

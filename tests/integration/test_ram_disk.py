@@ -1,0 +1,37 @@
+"""Checks on the ram-disk campaign (tests/campaigns/ram-disk.conf, issue #15):
+swap through a loop device over ramfs, and a kernel build that reads no file
+from a disk while it runs."""
+import pytest
+
+from test_campaigns import load, runs
+
+
+def ram_disk_run(kernel, workload):
+    found = [r for r in runs("ram-disk")
+             if load(r / "run.json")["kernel"] == kernel and load(r / "run.json")["workload"] == workload]
+    assert len(found) == 1, f"the ram-disk campaign has {len(found)} {workload} runs on {kernel}"
+    return found[0]
+
+
+@pytest.mark.parametrize("kernel", ["baseline", "vswap"])
+@pytest.mark.parametrize("workload", ["usemem", "kernel-build"])
+def test_swap_goes_to_the_loop_device_and_not_to_the_virtio_disk(kernel, workload):
+    run = ram_disk_run(kernel, workload)
+    status = load(run / "status.json")
+    assert status["status"] == "done", status["reason"]
+    result = load(run / "result.json")
+    assert result["swap_disk"] == {"kind": "ram", "rotational": 0}
+    assert set(result["swaps"]) == {"loop0"}, f"swap areas: {result['swaps']}"
+    assert result["vmstat_delta"]["pswpout"] > 1000, "too little went out to tell where it went"
+    # zswap is off: every page out is a write to the one swap area.
+    assert result["vmstat_delta"]["zswpout"] == 0
+
+
+@pytest.mark.parametrize("kernel", ["baseline", "vswap"])
+def test_a_preloaded_build_reads_no_file_from_a_disk(kernel):
+    output = load(ram_disk_run(kernel, "kernel-build") / "result.json")["output"]
+    assert output["make_exit"] == 0 and output["objects_compiled"] == 1
+    assert output["preload"] == 1
+    # Without the preload cc1 alone is read again each time reclaim drops it:
+    # tens of MiB under this limit.
+    assert output["file_read_kb"] < 256, f"the build read {output['file_read_kb']} KiB from disks"
