@@ -53,7 +53,8 @@ VSWAP_COUNTERS = {"used": 10, "nr_swapfile": 0, "nr_zswap": 10, "nr_zero": 0, "n
 
 OUTPUTS = {
     "overhead": overhead_output(per_slot=3.2, per_entry=9, sizes_mb=(256, 1024), hold_mb=16, vswap=True),
-    "kernel-build": {"jobs": 2, "targets": "mm/memory.o", "preload": 0, "disk_read_kb": {"vda": 30144, "vdb": 0, "vdc": 11176},
+    "kernel-build": {"jobs": 2, "targets": "mm/memory.o", "in_memory": 0, "disk_read_kb": {"vda": 30144, "vdb": 0, "vdc": 11176},
+                     "disk_written_kb": {"vda": 412, "vdb": 0, "vdc": 3120},
                      "build_s": 300.5, "make_exit": 0, "objects_compiled": 8},
     "fio-swap": {"size_mb": 96, "bs": "4k", "runtime_s": 8, "numjobs": 1, "compress_pct": 75,
                  "fio": {"fio version": "fio-3.33", "timestamp": 1733280000, "timestamp_ms": 1733280000000,
