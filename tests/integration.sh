@@ -53,6 +53,8 @@ echo "overhead campaign: run.sh exit $? (5 runs done, the baseline's zswap-only 
 echo "profile campaign: run.sh exit $?"
 "$top/run.sh" "$top/tests/campaigns/ram-disk.conf"
 echo "ram-disk campaign: run.sh exit $?"
+"$top/run.sh" "$top/tests/campaigns/swapoff.conf"
+echo "swapoff campaign: run.sh exit $?"
 
 first=$(head -n1 "$RESULTS_DIR/crash/plan")
 "$RESULTS_DIR/crash/runs/$first/reproduce.sh" "$RESULTS_DIR/reproduced"

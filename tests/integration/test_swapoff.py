@@ -1,0 +1,37 @@
+"""Checks on the swapoff campaign (tests/campaigns/swapoff.conf, issue #11
+item 1): what swapoff leaves of the swapped pages on each kernel."""
+import pytest
+
+from test_campaigns import load, runs
+
+REGIONS = ("anon", "cow")
+
+
+def swapoff_output(kernel):
+    found = [r for r in runs("swapoff") if load(r / "run.json")["kernel"] == kernel]
+    assert len(found) == 1, f"the swapoff campaign has {len(found)} runs on {kernel}"
+    status = load(found[0] / "status.json")
+    assert status["status"] == "done", status["reason"]
+    out = load(found[0] / "result.json")["output"]
+    assert out["swapoff"]["exit_status"] == 0 and out["mismatches"] == 0 and out["cow_child"]["ok"]
+    assert out["swap_used_kib_before"] > 0 and out["swap_used_kib_after"] == 0
+    for region in REGIONS:
+        assert out[region]["swap_ptes_before_swapoff"] == out[region]["pages"] > 0, f"{region}: not all out"
+    return out
+
+
+def test_the_baseline_maps_every_page_back():
+    out = swapoff_output("baseline")
+    for region in REGIONS:
+        assert out[region]["swap_ptes_after_swapoff"] == 0, region
+
+
+def test_vswap_leaves_the_entries_and_the_pages_in_the_swap_cache():
+    out = swapoff_output("vswap")
+    for region in REGIONS:
+        pages = out[region]
+        # No page table was walked: every entry is still there...
+        assert pages["swap_ptes_after_swapoff"] == pages["swap_ptes_before_swapoff"], region
+        # ...and each touch finds its page in memory, read by swapoff: no I/O.
+        assert pages["major_faults_after_swapoff"] == 0, region
+        assert pages["minor_faults_after_swapoff"] >= pages["pages"], region
