@@ -21,7 +21,8 @@ DPI = 100
 JITTER_SEED = 1  # fixed, so a rebuilt report gives identical images
 # What workloads/swapoff writes: the swapoff command's wall time, and the anonymous memory it swapped out
 # (its SIZE_MB; the device's "used" would count only what reached the device, which differs by kernel).
-SWAPOFF_TIME = "output.swapoff.wall_s"
+# The swapoff process's wall and system time, one panel each.
+SWAPOFF_TIMES = {"output.swapoff.wall_s": "swapoff wall time (s)", "output.swapoff.sys_s": "swapoff system time (s)"}
 SWAPPED_MIB = "output.anon.mib"
 
 
@@ -141,22 +142,23 @@ def overhead_measured_plot(scaled: pd.DataFrame, points: pd.DataFrame, swap_byte
 
 
 def swapoff_plot(metrics: pd.DataFrame, out_dir: Path) -> list[Path]:
-    """Swapoff time vs swapped size, per kernel and backend, from the swapoff workload's runs."""
+    """Swapoff wall and system time vs swapped size, per kernel and backend, from the swapoff workload's runs."""
     swapoff = metrics[metrics["workload"] == "swapoff"]
-    times = swapoff[swapoff["metric"] == SWAPOFF_TIME]
-    sizes = swapoff[swapoff["metric"] == SWAPPED_MIB]
+    sizes = swapoff[swapoff["metric"] == SWAPPED_MIB][["run_id", "value"]].rename(columns={"value": "swapped_mib"})
+    times = swapoff[swapoff["metric"].isin(list(SWAPOFF_TIMES))]
     if times.empty or sizes.empty:
         return []
-    points = times[["run_id", "kernel", "backend", "value"]].merge(
-        sizes[["run_id", "value"]].rename(columns={"value": "swapped_mib"}), on="run_id")
+    points = times[["run_id", "kernel", "backend", "metric", "value"]].merge(sizes, on="run_id")
     colors = _kernel_colors(points["kernel"].unique())
-    figure, axes = plt.subplots(figsize=(6, 4))
-    for (kernel, backend), group in points.groupby(["kernel", "backend"]):
-        axes.scatter(group["swapped_mib"], group["value"], color=colors[kernel],
-                     marker="o" if backend == "disk" else "^", label=f"{kernel} {backend}")
-    axes.set_xlabel("swapped out at swapoff (MiB)")
-    axes.set_ylabel("swapoff time (s)")
-    axes.legend(fontsize="small")
+    figure, all_axes = plt.subplots(1, len(SWAPOFF_TIMES), figsize=(11, 4))
+    for axes, (metric, label) in zip(all_axes, SWAPOFF_TIMES.items()):
+        for (kernel, backend), group in points[points["metric"] == metric].groupby(["kernel", "backend"]):
+            axes.scatter(group["swapped_mib"], group["value"], color=colors[kernel],
+                         marker="o" if backend == "disk" else "^", label=f"{kernel} {backend}")
+        axes.set_xlabel("swapped out at swapoff (MiB)")
+        axes.set_ylabel(label)
+        axes.set_ylim(bottom=0)
+    all_axes[0].legend(fontsize="small")
     return [_save(figure, out_dir / "swapoff-time.png")]
 
 
