@@ -11,7 +11,8 @@ from .settings import (CHECKS, PLAN_KEYS, ZRAM_COMPRESSORS, Setting, UsageError,
 # resumes under the same run ids (--resume) instead of planning every run anew.
 HASH_NEUTRAL = {("pressure", "cgroup"), ("on_unsupported", "skip"), ("verify_poll", "0"), ("vswap_slots", "0"),
                 ("zswap_writeback", "1"), ("VMAS", "0"), ("VMA_PAGES", "4"),
-                ("profile", "none"), ("swap_disk", "virtio"), ("IN_MEMORY", "0")}
+                ("profile", "none"), ("swap_disk", "virtio"), ("IN_MEMORY", "0"),
+                ("aslr", "1")}
 # Settings that tell apart runs of one configuration, not configurations (the A/A label among them).
 NOT_CONFIGURATION = ("kernel",) + PLAN_KEYS
 
