@@ -40,6 +40,8 @@ BASE = "axis kernel = baseline vswap\nworkload = swap-verify\n"
     ("zswap_pool_percent = 500", ["zswap_pool_percent"]),
     ("zswap_compressor = nosuch", ["zswap_compressor", "nosuch"]),
     ("rotational = 7", ["rotational"]),
+    ("swap_disk = nvme", ["swap_disk", "virtio ram"]),
+    ("aslr = 2", ["aslr", "0 1"]),
     ("SIZE_MB = abc", ["SIZE_MB", "abc"]),
     ("kernel = nosuch", ["kernel", "nosuch"]),
     ("= 5", ["key"]),
