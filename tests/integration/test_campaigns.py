@@ -145,6 +145,8 @@ def test_a_hung_workload_times_out_and_resume_retries_it_once():
     assert "ran out of its 30s" in status["reason"], "the agent's own limit, not QEMU's, should stop it"
     # The agent still reported what it measured before the limit.
     assert load(hung / "result.json")["workload_exit"] == 137
+    # The limit killed the workload's run, and the agent the child it left, before collecting.
+    assert "vb-agent: stopped 1 process(es) the workload left running" in (hung / "workload.stderr").read_text()
     assert (hung / ".retried").exists()
     first, second = ((RESULTS / f"resume-{n}.log").read_text() for n in (1, 2))
     assert "run 2/2" in first and "run 1/2" not in first, "resume must retry only the timeout"
