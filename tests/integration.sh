@@ -55,6 +55,8 @@ echo "profile campaign: run.sh exit $?"
 echo "ram-disk campaign: run.sh exit $?"
 "$top/run.sh" "$top/tests/campaigns/swapoff.conf"
 echo "swapoff campaign: run.sh exit $?"
+"$top/run.sh" "$top/tests/campaigns/thrash.conf"
+echo "thrash campaign: run.sh exit $? (1 expected: its run times out)"
 
 first=$(head -n1 "$RESULTS_DIR/crash/plan")
 "$RESULTS_DIR/crash/runs/$first/reproduce.sh" "$RESULTS_DIR/reproduced"

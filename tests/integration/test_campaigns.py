@@ -34,7 +34,7 @@ def swap_verify_runs():
 
 @pytest.fixture(scope="module",
                 params=["integration", "crash", "resume", "interrupt", "quick", "pressure", "verify", "features", "memcg",
-                        "space", "overhead", "ram-disk", "swapoff"])
+                        "space", "overhead", "ram-disk", "swapoff", "thrash"])
 def campaign(request):
     if not (RESULTS / request.param / "plan").exists():
         pytest.fail(f"campaign {request.param} was not run: no {RESULTS / request.param / 'plan'}")
@@ -151,6 +151,14 @@ def test_a_hung_workload_times_out_and_resume_retries_it_once():
     first, second = ((RESULTS / f"resume-{n}.log").read_text() for n in (1, 2))
     assert "run 2/2" in first and "run 1/2" not in first, "resume must retry only the timeout"
     assert "run 1/2" not in second and "run 2/2" not in second, "a second timeout stands"
+
+
+def test_a_workload_that_thrashes_its_cgroup_is_stopped_at_its_limit_and_reported():
+    (run,) = runs("thrash")
+    status = load(run / "status.json")
+    assert status["status"] == "timeout", status["reason"]
+    assert "ran out of its 240s" in status["reason"], "the agent's own limit, not QEMU's, should stop it"
+    assert load(run / "result.json")["workload_exit"] == 137
 
 
 def test_an_interrupted_run_is_stopped_and_resumed():
