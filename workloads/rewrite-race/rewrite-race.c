@@ -43,6 +43,7 @@ struct options {
 	size_t size_mib;
 	unsigned int rewriters;
 	unsigned int duration_s;
+	unsigned int min_passes;
 	unsigned int batch;
 	unsigned int random_pct;
 	uint64_t seed;
@@ -70,8 +71,8 @@ struct rewriter {
 static atomic_int stop_pageout;
 
 static const char usage[] =
-	"usage: rewrite-race [--size-mib N] [--rewriters T] [--duration-s D] [--batch B]\n"
-	"                    [--random-pct R] [--seed S] [--json FILE]\n";
+	"usage: rewrite-race [--size-mib N] [--rewriters T] [--duration-s D] [--min-passes P]\n"
+	"                    [--batch B] [--random-pct R] [--seed S] [--json FILE]\n";
 
 static void handle_option(int opt, char *value, void *ctx)
 {
@@ -81,6 +82,7 @@ static void handle_option(int opt, char *value, void *ctx)
 	case 's': o->size_mib = vb_parse_ulong("--size-mib", value, 1, 1UL << 20); break;
 	case 't': o->rewriters = vb_parse_ulong("--rewriters", value, 1, MAX_REWRITERS); break;
 	case 'd': o->duration_s = vb_parse_ulong("--duration-s", value, 1, 86400); break;
+	case 'p': o->min_passes = vb_parse_ulong("--min-passes", value, 0, 1U << 20); break;
 	case 'b': o->batch = vb_parse_ulong("--batch", value, 1, 1U << 16); break;
 	case 'r': o->random_pct = vb_parse_ulong("--random-pct", value, 1, 100); break;
 	case 'S': o->seed = vb_parse_ulong("--seed", value, 0, ~0UL); break;
@@ -94,6 +96,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "size-mib", required_argument, NULL, 's' },
 		{ "rewriters", required_argument, NULL, 't' },
 		{ "duration-s", required_argument, NULL, 'd' },
+		{ "min-passes", required_argument, NULL, 'p' },
 		{ "batch", required_argument, NULL, 'b' },
 		{ "random-pct", required_argument, NULL, 'r' },
 		{ "seed", required_argument, NULL, 'S' },
@@ -141,8 +144,14 @@ static void *rewriter_main(void *arg)
 {
 	struct rewriter *w = arg;
 	size_t i, batch_start = w->first;
+	unsigned int passes = 0;
 
-	while (vb_now() < w->deadline) {
+	/*
+	 * For the duration, and past it until every page was rewritten
+	 * min_passes times: how much churn a run gets must not depend on
+	 * how fast the host runs the guest.
+	 */
+	while (vb_now() < w->deadline || passes < w->o->min_passes) {
 		for (i = w->first; i < w->first + w->pages; i++) {
 			long bad = check_page(w, i);
 
@@ -162,6 +171,7 @@ static void *rewriter_main(void *arg)
 			}
 		}
 		batch_start = w->first;
+		passes++;
 	}
 	return NULL;
 }
