@@ -87,8 +87,9 @@ class Interrupts:
 
     def run(self, command: list, *, timeout_s=None, every_s=1.0, poll=None, **popen) -> int:
         """COMMAND's exit status (128 + N when signal N ended it), TIMED_OUT or KILLED when it ran out of its
-        TIMEOUT_S; POLL() is called every EVERY_S seconds while it runs.  Popen's errors (no such program)
-        are the caller's."""
+        TIMEOUT_S; POLL() is called every EVERY_S seconds while it runs, and when it returns a number of
+        seconds the child may run at least that much longer, past TIMEOUT_S.  Popen's errors (no such
+        program) are the caller's."""
         if self.interrupted:
             return 128 + signal.SIGTERM
         self._child = subprocess.Popen(command, start_new_session=True, preexec_fn=_dies_with(os.getpid()),
@@ -104,8 +105,9 @@ class Interrupts:
                     return exit_status(self._child.wait(max(left, 0)))
                 except subprocess.TimeoutExpired:
                     pass
-                if poll:
-                    poll()
+                more_s = poll() if poll else None
+                if more_s is not None and deadline is not None:
+                    deadline = max(deadline, time.monotonic() + more_s)
                 if deadline is not None and time.monotonic() >= deadline:
                     return self._time_out()
         finally:

@@ -50,6 +50,13 @@ TIMESTAMP = re.compile(r"^\[[^]]*\] ")
 # How a child that ran out of its time exits (children.py, as timeout(1) does).
 TIMEOUT_EXITS = (TIMED_OUT, KILLED)
 BEGIN, END = "@@VB-BEGIN ", "@@VB-END "
+# The record the agent sends the moment the workload has ended, by itself, its limit or the OOM killer.
+# From then on the guest has COLLECT_S to report and power off, even past the run's timeout: the run's
+# timeout bounds boot and workload, and the teardown of a cgroup thrashing at its limit (its killed
+# tasks must leave reclaim to die) took 15 s on a quiet 2-core TCG host, 25 s beside a kernel build and
+# over 55 s on a CI host, where a fixed margin inside the timeout ran out.
+WORKLOAD_ENDED = "workload-ended"
+COLLECT_S = 180
 
 
 @dataclass
@@ -123,6 +130,9 @@ def decide(end: GuestEnd) -> tuple[Status, str]:
     if end.interrupted:
         return Status.INTERRUPTED, "stopped by a signal to the runner"
     if end.qemu_exit in TIMEOUT_EXITS:
+        if WORKLOAD_ENDED in records:
+            return Status.TIMEOUT, (f"no power-off within {COLLECT_S}s of the workload's end "
+                                    f"(the run's {end.timeout_s}s had passed)")
         return Status.TIMEOUT, f"no power-off within {end.timeout_s}s"
     crash = first_line(CRASH_PATTERN, end.serial)
     if crash:

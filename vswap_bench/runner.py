@@ -93,7 +93,8 @@ VB_KERNELS_DIR={q(str(kernel_json.parent.parent))} VB_IMAGE_JSON={q(str(image_js
 
 
 class RecordTail:
-    """Follows channel.raw while QEMU runs and stores each record as soon as its END line has come."""
+    """Follows channel.raw while QEMU runs and stores each record as soon as its END line has come; once the
+    workload has ended, gives the guest its time to report (a poll for Interrupts.run)."""
 
     def __init__(self, run_dir: Path):
         self.run_dir, self.offset, self.rest = run_dir, 0, b""
@@ -101,17 +102,18 @@ class RecordTail:
         self.failed = False
 
     def __call__(self):
+        """outcome.COLLECT_S when the workload-ended record has just come, else None."""
         try:
             with open(self.run_dir / "channel.raw", "rb") as stream:
                 stream.seek(self.offset)
                 data = stream.read()
         except OSError:
-            return
+            return None
         self.offset += len(data)
         whole, newline, rest = (self.rest + data).rpartition(b"\n")
         self.rest = rest
         if not newline:
-            return
+            return None
         done = self.splitter.feed((whole + newline).decode(errors="replace"))
         try:
             runfiles.store_records(self.run_dir, outcome.Records(
@@ -121,6 +123,7 @@ class RecordTail:
             if not self.failed:
                 say(f"vswap_bench: warning: {error}")
             self.failed = True
+        return outcome.COLLECT_S if outcome.WORKLOAD_ENDED in done else None
 
 
 def prepare_disks(spec: RunSpec, run_dir: Path, interrupts: Interrupts, started: str) -> list[str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vswap_bench import children, qemu
+from vswap_bench import children, outcome, qemu, runner
 
 TOP = Path(__file__).resolve().parents[2]
 GUESTS = Path(__file__).parent / "guests"
@@ -163,6 +163,30 @@ def test_a_guest_that_does_not_power_off_times_out():
         started = time.monotonic()
         assert interrupts.run(["sleep", "30"], timeout_s=0.5) == children.TIMED_OUT
         assert time.monotonic() - started < 5
+
+
+def test_a_poll_that_asks_for_more_time_keeps_the_guest_past_its_timeout():
+    with children.Interrupts() as interrupts:
+        asked = []
+
+        def poll():
+            asked.append(time.monotonic())
+            return 5 if len(asked) == 1 else None
+
+        assert interrupts.run(["sleep", "1.5"], timeout_s=0.5, every_s=0.1, poll=poll) == 0
+        assert interrupts.run(["sleep", "30"], timeout_s=0.5, every_s=0.1, poll=lambda: None) == children.TIMED_OUT
+
+
+def test_the_workload_ended_record_gives_the_guest_its_time_to_report(tmp_path):
+    tail = runner.RecordTail(tmp_path)
+    channel = tmp_path / "channel.raw"
+    channel.write_bytes((GUESTS / "clean" / "channel.raw").read_bytes().split(b"@@VB-BEGIN workload-output")[0])
+    assert tail() is None
+    with open(channel, "ab") as stream:
+        stream.write(b"@@VB-BEGIN workload-ended\nexit 0 after 1.5s\n\n@@VB-END workload-ended\n")
+    assert tail() == outcome.COLLECT_S
+    assert (tmp_path / "workload-ended").read_text() == "exit 0 after 1.5s\n\n"
+    assert tail() is None, "the time is given once, when the record comes"
 
 
 def test_a_guest_that_ignores_term_is_killed(monkeypatch, tmp_path):

@@ -159,8 +159,11 @@ def test_a_workload_that_thrashes_its_cgroup_is_stopped_at_its_limit_and_reporte
     # It ends at its limit, or earlier when the cgroup's OOM killer takes
     # swap-verify's parent: either way the agent, not QEMU's timeout, ends
     # the run and reports it.
-    assert status["status"] in ("timeout", "failed-workload"), status["reason"]
-    assert "no power-off" not in status["reason"]
+    # The agent's steps with their uptimes say where a late run's time went.
+    steps = "\n".join(line for line in (run / "serial.log").read_text(errors="replace").splitlines()
+                      if "@@VB-AGENT-START" in line or " at uptime " in line)
+    assert status["status"] in ("timeout", "failed-workload"), f"{status['reason']}\n{steps}"
+    assert "no power-off" not in status["reason"], steps
     if status["status"] == "timeout":
         assert "ran out of its 240s" in status["reason"]
     assert load(run / "result.json")["workload_exit"] != 0
