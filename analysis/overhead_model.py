@@ -191,14 +191,16 @@ def built_design(layout: dict) -> Design:
       both      swap_map, cluster_info per SWAPFILE_CLUSTER slots
       baseline  swap_cgroup (pages of records, and a pointer per page of them), the zero map (a bitmap),
                 a swap cache address_space and a zswap tree (xarray) per SWAP_ADDRESS_SPACE_PAGES
-      vswap     the reverse map (an element per slot)
+      vswap     the reverse map's table (an entry per range of vswap_rmap_chunk_nr slots)
     Per entry held out:
       both      the swap cache's xarray nodes, which keep the workingset shadow of a page reclaimed from
                 it (one xa_node per XA_CHUNK_SIZE entries once dense; the shadow-node shrinker, and so
                 drop_caches, may free them); for a page in zswap its zswap_entry and zsmalloc's handle
       baseline  the zswap tree's xarray nodes for a page in zswap
       vswap     the descriptor array (desc_array_bytes per cluster of vswap_cluster_nr slots: swp_desc
-                each, whole pages) and the cluster struct per cluster
+                each, whole pages) and the cluster struct per cluster; for an entry on a device, its
+                share of a reverse map chunk (one per range of slots in use, which the allocator keeps
+                packed)
     Fixed, not scaled (left out of the totals): swap_info_struct, per-CPU cluster state, and on vswap the
     swap cache address spaces of the whole virtual space, set up at boot (fixed_bytes()).
     """
@@ -206,8 +208,8 @@ def built_design(layout: dict) -> Design:
     needed = ["page_size", "swap_map_bytes_per_slot", "swap_cluster_info", "swapfile_cluster", "address_space",
               "swap_address_space_pages", "xarray", "xa_node", "xa_chunk_size", "zswap_entry", "pointer"]
     vswap = bool(layout.get("vswap"))
-    needed += (["vswap_rmap_bytes_per_slot", "swp_desc", "vswap_cluster", "vswap_cluster_nr",
-                "vswap_desc_array_bytes"] if vswap
+    needed += (["vswap_rmap_range", "vswap_rmap_chunk", "vswap_rmap_chunk_nr", "swp_desc", "vswap_cluster",
+                "vswap_cluster_nr", "vswap_desc_array_bytes"] if vswap
                else ["swap_cgroup", "swap_cgroup_per_page", "zeromap_word"])
     missing = [name for name in needed if name not in size]
     if missing:
@@ -230,9 +232,12 @@ def built_design(layout: dict) -> Design:
                            slab_footprint(size["zs_handle"], page), ZSWAP_BACKENDS))
     if vswap:
         per_cluster = size["vswap_cluster_nr"]
+        per_chunk = size["vswap_rmap_chunk_nr"]
         costs += [
-            slot(f"reverse map ({size['vswap_rmap_bytes_per_slot']} B/slot)", size["vswap_rmap_bytes_per_slot"],
-                 WITH_DEVICE),
+            slot(f"reverse map table ({size['vswap_rmap_range']} B per {per_chunk} slots)",
+                 size["vswap_rmap_range"] / per_chunk, WITH_DEVICE),
+            entry(f"reverse map chunks ({size['vswap_rmap_chunk']} B per {per_chunk} entries on the device)",
+                  slab_footprint(size["vswap_rmap_chunk"], page) / per_chunk, DISK_ONLY),
             entry(f"swp_desc arrays ({size['vswap_desc_array_bytes']} B per {per_cluster} entries, "
                   f"{size['swp_desc']} B descriptors)", size["vswap_desc_array_bytes"] / per_cluster, ALL_BACKENDS),
             entry(f"vswap_cluster ({size['vswap_cluster']} B per {per_cluster} entries)",

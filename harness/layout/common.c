@@ -25,10 +25,7 @@ void vb_layout_common(void)
 	VB_LAYOUT(xa_node, sizeof(struct xa_node));
 	VB_LAYOUT(xa_chunk_size, XA_CHUNK_SIZE);
 	VB_LAYOUT(pointer, sizeof(void *));
-#ifdef VB_HAVE_VSWAP
-	/* The reverse map of a device: one element per physical slot. */
-	VB_LAYOUT(vswap_rmap_bytes_per_slot, sizeof(*si->vswap_rmap));
-#else
+#ifndef VB_HAVE_VSWAP
 	/* The zero map: a bitmap of one bit per slot, in words of this size. */
 	VB_LAYOUT(zeromap_word, sizeof(*si->zeromap));
 #endif

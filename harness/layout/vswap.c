@@ -11,6 +11,13 @@ void vb_layout_vswap(void)
 	VB_LAYOUT(vswap_cluster_nr, VSWAP_CLUSTER_NR);
 	/* The descriptor array of a cluster, as desc_bytes counts it. */
 	VB_LAYOUT(vswap_desc_array_bytes, PAGE_ALIGN(VSWAP_DESC_BYTES));
+	/*
+	 * A device's reverse map: a table entry per range of
+	 * vswap_rmap_chunk_nr slots, and a chunk for each range in use.
+	 */
+	VB_LAYOUT(vswap_rmap_range, sizeof(struct vswap_rmap_range));
+	VB_LAYOUT(vswap_rmap_chunk, sizeof(struct vswap_rmap_chunk));
+	VB_LAYOUT(vswap_rmap_chunk_nr, VSWAP_RMAP_CHUNK_NR);
 	/* The virtual space whose swap cache address spaces are set up at boot. */
 #ifdef VSWAP_NR_SLOTS
 	VB_LAYOUT(vswap_nr_slots, VSWAP_NR_SLOTS);	/* fixed */

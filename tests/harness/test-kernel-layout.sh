@@ -25,13 +25,13 @@ struct xa_node { char b[576]; };
 struct address_space { char b[200]; };
 struct swap_cluster_info { char b[24]; };
 struct percpu_cluster { char b[40]; };
-struct swap_info_struct { unsigned char *swap_map; unsigned int *vswap_rmap; unsigned long *zeromap; char pad[100]; };
+struct swap_info_struct { unsigned char *swap_map; void **vswap_rmap; unsigned long *zeromap; char pad[100]; };
 H
 	printf '#include "swap.h"\n#define SWAPFILE_CLUSTER 512\n' >"$k/src/mm/swapfile.c"
 	printf '#include "swap.h"\nstruct zswap_entry { char b[56]; };\n' >"$k/src/mm/zswap.c"
 	local units="swapfile zswap"
 	if [ "$vswap" = 1 ]; then
-		printf '#include "swap.h"\nstruct swp_desc { char b[24]; };\nstruct vswap_cluster { char b[128]; };\n#define VSWAP_CLUSTER_NR 512UL\n#define VSWAP_DESC_BYTES (VSWAP_CLUSTER_NR * sizeof(struct swp_desc))\n#define VSWAP_MIN_SLOTS (1UL << 24)\n' >"$k/src/mm/vswap.c"
+		printf '#include "swap.h"\nstruct swp_desc { char b[24]; };\nstruct vswap_cluster { char b[128]; };\nstruct vswap_rmap_range { char b[16]; };\nstruct vswap_rmap_chunk { char b[2048]; };\n#define VSWAP_CLUSTER_NR 512UL\n#define VSWAP_RMAP_CHUNK_NR 512UL\n#define VSWAP_DESC_BYTES (VSWAP_CLUSTER_NR * sizeof(struct swp_desc))\n#define VSWAP_MIN_SLOTS (1UL << 24)\n' >"$k/src/mm/vswap.c"
 		units="$units vswap"
 	else
 		printf '#include "swap.h"\nstruct swap_cgroup { unsigned short id; };\n#define SC_PER_PAGE (PAGE_SIZE / sizeof(struct swap_cgroup))\n' >"$k/src/mm/swap_cgroup.c"
@@ -61,8 +61,8 @@ else
 fi
 
 if "$top/harness/kernel-layout.sh" "$tmp/kernels/vswap" "$tmp/v.json" 2>"$tmp/err" &&
-	[ "$(field "$tmp/v.json" 'd["vswap"], d["sizes"]["swp_desc"], d["sizes"]["vswap_cluster"], d["sizes"]["vswap_desc_array_bytes"], d["sizes"]["vswap_rmap_bytes_per_slot"], d["sizes"]["vswap_min_slots"], "swap_cgroup" in d["sizes"]')" = \
-	  "(True, 24, 128, 12288, 4, 16777216, False)" ]; then
+	[ "$(field "$tmp/v.json" 'd["vswap"], d["sizes"]["swp_desc"], d["sizes"]["vswap_cluster"], d["sizes"]["vswap_desc_array_bytes"], d["sizes"]["vswap_rmap_range"], d["sizes"]["vswap_rmap_chunk"], d["sizes"]["vswap_rmap_chunk_nr"], d["sizes"]["vswap_min_slots"], "swap_cgroup" in d["sizes"]')" = \
+	  "(True, 24, 128, 12288, 16, 2048, 512, 16777216, False)" ]; then
 	pass "kernel-layout tells a vswap tree apart and reads its descriptor, cluster and reverse map"
 else
 	fail "kernel-layout tells a vswap tree apart and reads its descriptor, cluster and reverse map" "$(cat "$tmp/err" "$tmp/v.json" 2>&1)"
