@@ -41,7 +41,8 @@ help:
 	@echo "  checkpatch    checkpatch.pl of the extracted tree on every patch of PATCHES"
 	@echo "  build-check   every prefix of PATCHES builds; the series builds without"
 	@echo "                debugfs, on i386 (mm/), and with W=1 in mm/ (build/build-check;"
-	@echo "                minutes a prefix on 2 cores; FROM=N starts at patch N)"
+	@echo "                minutes a prefix on 2 cores; FROM=N starts at patch N,"
+	@echo "                TO=M stops at patch M and skips the whole-series builds)"
 	@echo "  report        rebuild the report of CAMPAIGN=results/<name>"
 	@echo "  clean         remove build outputs but keep the extracted tree and images"
 	@echo "  distclean     remove build/ entirely"
@@ -98,7 +99,7 @@ checkpatch: kernel-vswap
 	harness/checkpatch.sh
 
 build-check: kernel-baseline
-	harness/build-check.sh --from $(or $(FROM),1)
+	harness/build-check.sh --from $(or $(FROM),1) $(if $(TO),--to $(TO))
 
 test:
 	harness/setup.sh --check

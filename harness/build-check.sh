@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# build-check.sh [--from N] [SERIES_DIR]: the builds a maintainer asks of a
-# series before reading it (default PATCHES, i.e. kernel-patches/6.12):
+# build-check.sh [--from N] [--to M] [SERIES_DIR]: the builds a maintainer
+# asks of a series before reading it (default PATCHES, i.e.
+# kernel-patches/6.12):
 #
-#   prefix-K    every prefix of the series, from patch N on (default 1),
-#               builds the guest kernel: a bisection never lands on a tree
-#               that does not compile.  Built one after the other in one
-#               object directory, so each costs the files its patch touches.
+#   prefix-K    every prefix of the series, from patch N (default 1) to
+#               patch M (default the last), builds the guest kernel: a
+#               bisection never lands on a tree that does not compile.
+#               Built one after the other in one object directory, so each
+#               costs the files its patch touches.  The checks below need
+#               the whole series: they run only when M is its last patch.
 #   no-debugfs  the whole series with CONFIG_DEBUG_FS=n (the vswap check and
 #               its helpers exist only with debugfs).
 #   no-debug-vswap  the whole series with debugfs but without the vswap
@@ -28,16 +31,19 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/harness/common.sh"
 . "$top/tests/lib.sh"
 
-from=1
-if [ "${1:-}" = --from ]; then
-	[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "usage: build-check.sh [--from N] [SERIES_DIR]"
-	from=$2
+usage="usage: build-check.sh [--from N] [--to M] [SERIES_DIR]"
+from=1 to=
+while [[ ${1:-} == --from || ${1:-} == --to ]]; do
+	[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "$usage"
+	if [ "$1" = --from ]; then from=$2; else to=$2; fi
 	shift 2
-fi
+done
 series_dir=$(cd "${1:-$PATCHES}" 2>/dev/null && pwd) || die "no series directory ${1:-$PATCHES}"
 mapfile -t patches < <(series_patches "$series_dir") || exit 1
 [ ${#patches[@]} -gt 0 ] || die "the series in $series_dir lists no patch"
-[ "$from" -le ${#patches[@]} ] || die "--from $from: the series has ${#patches[@]} patches"
+to=${to:-${#patches[@]}}
+[ "$to" -le ${#patches[@]} ] || die "--to $to: the series has ${#patches[@]} patches"
+[ "$from" -le "$to" ] || die "--from $from is after --to $to"
 work=$BUILD_DIR/build-check
 mkdir -p "$work"
 
@@ -54,7 +60,7 @@ prefix_dir() {
 
 # The prefixes go through the ordinary kernel build, in a BUILD_DIR of
 # their own so that the kernels in build/kernels stay what they are.
-for ((k = from; k <= ${#patches[@]}; k++)); do
+for ((k = from; k <= to; k++)); do
 	name="prefix-$(printf '%02d' "$k") ($(basename "${patches[k - 1]}" .patch))"
 	# A prefix lacks the options a later patch adds: only the whole series
 	# gets the vswap variant's config fragment.
@@ -67,6 +73,11 @@ for ((k = from; k <= ${#patches[@]}; k++)); do
 		fail "$name" "$(tail -n3 <<<"$out" | tr '\n' ' ')"
 	fi
 done
+
+if [ "$to" -lt ${#patches[@]} ]; then
+	summary build-check
+	exit $?
+fi
 
 # The whole series' tree, as the last prefix left it.
 src=$work/prefixes/kernels/vswap/src
