@@ -340,6 +340,10 @@ def test_stress_run_is_clean():
     assert out["swapoff_ok"] + out["swapoff_failed"] >= 1, "the swapoff loop never ran"
     assert out["zswap_flips"] >= 1, "zswap was never switched"
     assert out["vswap_verify"] == ["ok"], "the vswap kernel has /sys/kernel/debug/vswap/verify"
+    # A device's reverse map (its table, and a chunk per range of slots in use) goes with the device:
+    # after the last swapoff none of it is left, after swapon after swapon under the rewrite load.
+    assert out["vswap_before_swapoff"]["rmap_bytes"] > 0, out["vswap_before_swapoff"]
+    assert out["vswap_after_swapoff"]["rmap_bytes"] == 0, out["vswap_after_swapoff"]
     delta = result["vmstat_delta"]
     assert delta["pswpout"] + delta["zswpout"] > 0, "the stress did not swap"
 
