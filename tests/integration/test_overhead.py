@@ -53,6 +53,12 @@ def meminfo_mean(point, key):
     return float(np.mean([point[read]["meminfo"][key] for read in after_drop(point)]))
 
 
+def lowest_and_highest_point(out):
+    """The dynamic points of the smallest and the largest share of the held pages."""
+    points = sorted(out["dynamic"]["points"].values(), key=lambda point: point["percent"])
+    return points[0], points[-1]
+
+
 def static_delta(size, field="kernel_bytes"):
     return mean(size["B"], field) - mean(size["A"], field)
 
@@ -106,8 +112,7 @@ def test_static_cost_grows_with_the_slots_as_the_model_says(kernel, backend):
                                              ("vswap", "zswap-only")])
 def test_dynamic_cost_grows_with_the_entries(kernel, backend):
     _, out = done(kernel, backend)
-    points = sorted(out["dynamic"]["points"].values(), key=lambda point: point["percent"])
-    first, top = points[0], points[-1]
+    first, top = lowest_and_highest_point(out)
     growth = mean(top["C"]) - mean(first["C"])
     design = design_for_kernel(kernel)
     # After drop_caches the swap cache's shadow nodes (about 9 B an entry) may be gone; before it not.
@@ -141,8 +146,7 @@ def test_vswap_reverse_map_costs_a_table_at_swapon_and_a_chunk_per_range_in_use(
         # The arrays of swapon are sized by the header's last page + 1: swap_slots.
         table = -(-size["swap_slots"] // per_chunk) * sizes["vswap_rmap_range"]
         assert rmap_bytes(size["B"]) - rmap_bytes(size["A"]) == table, size["size_mb"]
-    points = sorted(out["dynamic"]["points"].values(), key=lambda point: point["percent"])
-    first, top = points[0], points[-1]
+    first, top = lowest_and_highest_point(out)
     chunks = (rmap_bytes(top["C"]) - rmap_bytes(first["C"])) / sizes["vswap_rmap_chunk"]
     needed = -(-(top["entries"] - first["entries"]) // per_chunk)
     # Each CPU hands out slots from a cluster of its own: a few ranges may be in use in part.
