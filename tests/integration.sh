@@ -47,6 +47,8 @@ echo "features campaign: run.sh exit $? (1 expected: the baseline's zswap-only r
 echo "memcg campaign: run.sh exit $? (1 expected: runs with swap.max=0 and zswap.max=0 are OOM-killed)"
 "$top/run.sh" "$top/tests/campaigns/space.conf"
 echo "space campaign: run.sh exit $? (1 expected: the run with a full virtual swap space is OOM-killed)"
+"$top/run.sh" "$top/tests/campaigns/space-boot.conf"
+echo "space-boot campaign: run.sh exit $?"
 "$top/run.sh" "$top/tests/campaigns/overhead.conf"
 echo "overhead campaign: run.sh exit $? (5 runs done, the baseline's zswap-only unsupported)"
 "$top/run.sh" "$top/tests/campaigns/profile.conf"

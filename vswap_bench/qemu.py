@@ -27,6 +27,7 @@ class Guest:
     spec: Path
     vcpus: int
     mem_mb: int
+    kernel_args: str = ""
 
 
 def option_value(path) -> str:
@@ -39,7 +40,7 @@ def command(guest: Guest, serial: Path, channel: Path, swap_disk: Path = None, d
     SWAP_DISK as /dev/vdb and DISKS after it (/dev/vdc, ...; snapshot=on: the guest's writes to them are
     discarded when QEMU exits)."""
     line = [QEMU, "-machine", "pc", "-m", str(guest.mem_mb), "-smp", str(guest.vcpus),
-            "-kernel", str(guest.bzimage), "-append", APPEND,
+            "-kernel", str(guest.bzimage), "-append", " ".join([APPEND, *guest.kernel_args.split()]),
             "-drive", f"file={option_value(guest.image)},format=raw,if=virtio,snapshot=on",
             "-fw_cfg", f"name=opt/vswap-bench/spec,file={option_value(guest.spec)}",
             "-display", "none", "-no-reboot", "-nodefaults",

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from .qemu import APPEND
+
 TOP = Path(__file__).resolve().parent.parent
 DEFAULTS_FILE = TOP / "harness" / "defaults.conf"
 WORKLOADS_DIR = TOP / "workloads"
@@ -180,6 +182,23 @@ def _size(minimum: int, *, may_be_max: bool, may_be_empty: bool = False):
     return check
 
 
+# A kernel parameter as kernel_args takes it: NAME or NAME=VALUE, of characters that need no quoting on the
+# kernel's command line or in QEMU's -append.
+KERNEL_ARG_PATTERN = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.-]*)(=[A-Za-z0-9_.,:/+-]*)?")
+# The parameters the harness gives every guest: a run cannot change how the guest boots into its agent.
+HARNESS_KERNEL_PARAMS = tuple(word.partition("=")[0] for word in APPEND.split())
+
+
+def _kernel_args(value: str):
+    for word in value.split():
+        match = KERNEL_ARG_PATTERN.fullmatch(word)
+        if not match:
+            return f"has '{word}', which is not NAME or NAME=VALUE (letters, digits and _ . , : / + -)"
+        if match[1] in HARNESS_KERNEL_PARAMS:
+            return f"sets {match[1]}, which the harness sets itself ({APPEND})"
+    return None
+
+
 def _workload(value: str):
     return None if value in workload_names() else f"is not a workload (one of: {' '.join(workload_names())})"
 
@@ -209,6 +228,7 @@ CHECKS = {
     "timeout": _whole(MIN_TIMEOUT_S),
     "verify_poll": _whole(0),
     "vswap_slots": _whole(0),
+    "kernel_args": _kernel_args,
     "repetition": _whole(1),
     "warmup": _one_of("0", "1"),
     "label": _one_of("", *KERNEL_LABELS),

@@ -42,6 +42,11 @@ BASE = "axis kernel = baseline vswap\nworkload = swap-verify\n"
     ("rotational = 7", ["rotational"]),
     ("swap_disk = nvme", ["swap_disk", "virtio ram"]),
     ("aslr = 2", ["aslr", "0 1"]),
+    # Parameters the harness boots every guest with, and words the command line would not keep whole.
+    ("kernel_args = vswap.slots=1024 init=/bin/sh", ["kernel_args", "init", "harness sets itself"]),
+    ("kernel_args = console=tty0", ["kernel_args", "console"]),
+    ("kernel_args = a;reboot", ["kernel_args", "a;reboot"]),
+    ('kernel_args = "a=\'b c\'"', ["kernel_args", "a='b"]),
     ("SIZE_MB = abc", ["SIZE_MB", "abc"]),
     ("kernel = nosuch", ["kernel", "nosuch"]),
     ("= 5", ["key"]),

@@ -218,6 +218,11 @@ def test_the_command_line_is_the_one_qemu_run_sh_built(tmp_path):
         "-serial", "file:/r/serial.log", "-serial", "file:/r/channel.raw",
         "-drive", "file=/r/swap.raw,format=raw,if=virtio,cache=none,werror=report",
         "-drive", "file=/d/a.raw,format=raw,if=virtio,snapshot=on"]
+    # kernel_args come after the harness's own parameters, one space apart however they were written.
+    with_args = qemu.Guest(guest.bzimage, guest.image, guest.spec, 2, 512, " vswap.slots=4096   quiet ")
+    assert qemu.command(with_args, Path("/s"), Path("/c"))[10] == (
+        "console=ttyS0 root=/dev/vda rw init=/opt/vb/vb-agent panic=-1 loglevel=6 no_timer_check "
+        "vswap.slots=4096 quiet")
     assert qemu.accelerator_arguments("kvm", "realtime") == ["-accel", "kvm", "-cpu", "host"]
     assert qemu.accelerator_arguments("tcg", "realtime") == ["-accel", "tcg,thread=multi"]
     assert qemu.accelerator_arguments("tcg", "icount") == ["-accel", "tcg,thread=single", "-icount",

@@ -1,6 +1,7 @@
-"""Checks on the space campaign (tests/campaigns/space.conf, issue #16
-item 4): a swap device larger than the virtual swap space, and a virtual
-swap space that runs out."""
+"""Checks on the space campaigns (tests/campaigns/space.conf and
+space-boot.conf, issue #16 item 4): a swap device larger than the virtual
+swap space, a virtual swap space that runs out, and one asked larger than
+a device's reverse map can name."""
 import re
 
 from test_campaigns import load, runs
@@ -61,3 +62,14 @@ def test_a_full_virtual_space_is_counted_and_named():
 
 def test_the_baseline_has_no_virtual_space_to_cut():
     assert load(space_run("baseline", 8192) / "status.json")["status"] == "unsupported"
+
+
+def test_a_space_asked_beyond_what_a_reverse_map_names_is_cut_to_it_and_said():
+    (run,) = runs("space-boot")
+    status = load(run / "status.json")
+    assert status["status"] == "done", f"{status['status']}: {status['reason']}"
+    assert load(run / "result.json")["vswap"]["slots"] == 1 << 32, \
+        "a virtual slot above 2^32 would be named wrong by the reverse map of the device that stores it"
+    log = (run / "serial.log").read_text(errors="replace")
+    assert re.search(r"vswap: 8589934592 virtual swap slots asked for, 4294967296 ", log), \
+        "the kernel took fewer slots than asked without saying so"
