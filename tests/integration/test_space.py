@@ -71,5 +71,6 @@ def test_a_space_asked_beyond_what_a_reverse_map_names_is_cut_to_it_and_said():
     assert load(run / "result.json")["vswap"]["slots"] == 1 << 32, \
         "a virtual slot above 2^32 would be named wrong by the reverse map of the device that stores it"
     log = (run / "serial.log").read_text(errors="replace")
-    assert re.search(r"vswap: 8589934592 virtual swap slots asked for, 4294967296 ", log), \
+    assert re.search(r"\] vswap: 8589934592 virtual swap slots asked for, 4294967296 ", log), \
         "the kernel took fewer slots than asked without saying so"
+    assert "vswap: vswap:" not in log, "a message of the kernel's names vswap twice"
