@@ -9,7 +9,8 @@ from .settings import (CHECKS, PLAN_KEYS, ZRAM_COMPRESSORS, Setting, UsageError,
 # Settings added after campaigns were first planned, at the value that does what every run did before they
 # existed.  They stay out of the configuration hash at that value, so a campaign planned before them
 # resumes under the same run ids (--resume) instead of planning every run anew.
-HASH_NEUTRAL = {("pressure", "cgroup"), ("on_unsupported", "skip"), ("verify_poll", "0"), ("vswap_slots", "0"), ("kernel_args", ""),
+HASH_NEUTRAL = {("pressure", "cgroup"), ("on_unsupported", "skip"), ("verify_poll", "0"), ("vswap_slots", "0"),
+                ("kernel_args", ""), ("fail_slab_in", ""), ("fail_slab_percent", "50"),
                 ("zswap_writeback", "1"), ("VMAS", "0"), ("VMA_PAGES", "4"),
                 ("profile", "none"), ("swap_disk", "virtio"), ("IN_MEMORY", "0"),
                 ("aslr", "1")}

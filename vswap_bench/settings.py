@@ -199,6 +199,12 @@ def _kernel_args(value: str):
     return None
 
 
+def _kernel_function(value: str):
+    if value and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+        return "is not the name of a kernel function"
+    return None
+
+
 def _workload(value: str):
     return None if value in workload_names() else f"is not a workload (one of: {' '.join(workload_names())})"
 
@@ -229,6 +235,8 @@ CHECKS = {
     "verify_poll": _whole(0),
     "vswap_slots": _whole(0),
     "kernel_args": _kernel_args,
+    "fail_slab_in": _kernel_function,
+    "fail_slab_percent": _whole(1, 100),
     "repetition": _whole(1),
     "warmup": _one_of("0", "1"),
     "label": _one_of("", *KERNEL_LABELS),

@@ -45,6 +45,8 @@ BASE = "axis kernel = baseline vswap\nworkload = swap-verify\n"
     # Parameters the harness boots every guest with, and words the command line would not keep whole.
     ("kernel_args = vswap.slots=1024 init=/bin/sh", ["kernel_args", "init", "harness sets itself"]),
     ("kernel_args = console=tty0", ["kernel_args", "console"]),
+    ("fail_slab_in = vswap_alloc_swap_slot+0x10", ["fail_slab_in", "kernel function"]),
+    ("fail_slab_percent = 0", ["fail_slab_percent", "1 to 100"]),
     ("kernel_args = a;reboot", ["kernel_args", "a;reboot"]),
     ('kernel_args = "a=\'b c\'"', ["kernel_args", "a='b"]),
     ("SIZE_MB = abc", ["SIZE_MB", "abc"]),
