@@ -42,7 +42,8 @@ help:
 	@echo "  build-check   every prefix of PATCHES builds; the series builds without"
 	@echo "                debugfs, on i386 (mm/), and with W=1 in mm/ (build/build-check;"
 	@echo "                minutes a prefix on 2 cores; FROM=N starts at patch N,"
-	@echo "                TO=M stops at patch M and skips the whole-series builds)"
+	@echo "                TO=M stops at patch M and skips the whole-series builds;"
+	@echo "                BOOT=1 also boots each prefix to the guest's agent)"
 	@echo "  report        rebuild the report of CAMPAIGN=results/<name>"
 	@echo "  clean         remove build outputs but keep the extracted tree and images"
 	@echo "  distclean     remove build/ entirely"
@@ -98,8 +99,8 @@ integration-test: kernels image
 checkpatch: kernel-vswap
 	harness/checkpatch.sh
 
-build-check: kernel-baseline
-	harness/build-check.sh --from $(or $(FROM),1) $(if $(TO),--to $(TO))
+build-check: kernel-baseline $(if $(BOOT),image)
+	harness/build-check.sh --from $(or $(FROM),1) $(if $(TO),--to $(TO)) $(if $(BOOT),--boot)
 
 test:
 	harness/setup.sh --check

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# build-check.sh [--from N] [--to M] [SERIES_DIR]: the builds a maintainer
-# asks of a series before reading it (default PATCHES, i.e.
+# build-check.sh [--from N] [--to M] [--boot] [SERIES_DIR]: the builds a
+# maintainer asks of a series before reading it (default PATCHES, i.e.
 # kernel-patches/6.12):
 #
 #   prefix-K    every prefix of the series, from patch N (default 1) to
@@ -9,6 +9,9 @@
 #               Built one after the other in one object directory, so each
 #               costs the files its patch touches.  The checks below need
 #               the whole series: they run only when M is its last patch.
+#   boot-K      with --boot: prefix K's kernel boots the guest image to its
+#               agent (python3 -m vswap_bench boot-check; under TCG about
+#               half a minute a prefix).
 #   no-debugfs  the whole series with CONFIG_DEBUG_FS=n (the vswap check and
 #               its helpers exist only with debugfs).
 #   no-debug-vswap  the whole series with debugfs but without the vswap
@@ -20,8 +23,8 @@
 #   w1          W=1 over the mm/ files the series changes: no warning that
 #               the pristine tree's same files do not have.
 #
-# Everything happens under BUILD_DIR/build-check; nothing is booted (the
-# integration tests boot the whole series).  Prints a PASS/FAIL line per
+# Everything happens under BUILD_DIR/build-check; without --boot nothing is
+# booted (the integration tests boot the whole series).  Prints a PASS/FAIL line per
 # check and "build-check: N passed, N failed"; exits 1 if one failed.
 # Measured on 2 cores: --from at the last patch (the whole series and the three
 # builds) about 20 min beside a kernel build; every further prefix several
@@ -31,9 +34,14 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/harness/common.sh"
 . "$top/tests/lib.sh"
 
-usage="usage: build-check.sh [--from N] [--to M] [SERIES_DIR]"
-from=1 to=
-while [[ ${1:-} == --from || ${1:-} == --to ]]; do
+usage="usage: build-check.sh [--from N] [--to M] [--boot] [SERIES_DIR]"
+from=1 to= boot=
+while [[ ${1:-} == --from || ${1:-} == --to || ${1:-} == --boot ]]; do
+	if [ "$1" = --boot ]; then
+		boot=1
+		shift
+		continue
+	fi
 	[[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "$usage"
 	if [ "$1" = --from ]; then from=$2; else to=$2; fi
 	shift 2
@@ -71,6 +79,13 @@ for ((k = from; k <= to; k++)); do
 		pass "$name"
 	else
 		fail "$name" "$(tail -n3 <<<"$out" | tr '\n' ' ')"
+		continue
+	fi
+	[ -n "$boot" ] || continue
+	if out=$(vswap_bench boot-check "$work/prefixes/kernels/vswap/bzImage" 2>&1); then
+		pass "boot-${name#prefix-}"
+	else
+		fail "boot-${name#prefix-}" "$(tail -n3 <<<"$out" | tr '\n' ' ')"
 	fi
 done
 

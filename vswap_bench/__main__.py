@@ -22,6 +22,8 @@
   field JSON_FILE KEY                          the string value of KEY in a JSON object ("" if none)
   kernel-variant NAME                          "VARIANT FLAVOUR" of the kernel NAME (a campaign's kernel=,
                                                make kernel-NAME), for harness/build-kernel.sh
+  boot-check BZIMAGE                           whether BZIMAGE boots the guest image to its agent: exit 0,
+                                               or 1 with the end of its console (harness/build-check.sh)
 Exit 0; 64 on bad input (nothing written); 74 when a file cannot be written; run-one: its run's exit code.
 """
 import sys
@@ -104,8 +106,15 @@ def kernel_variant(arguments):
     print(*settings.kernel_build(arguments[0]))
 
 
+def boot_check(arguments):
+    if len(arguments) != 1:
+        raise UsageError("usage: boot-check BZIMAGE")
+    return runner.boot_check(Path(arguments[0]))
+
+
 COMMANDS = {"plan": plan, "params": params, "progress": progress, "run-one": run_one, "pin-image": pin_image,
-            "field": field, "write-record": write_record, "merge": merge, "kernel-variant": kernel_variant}
+            "field": field, "write-record": write_record, "merge": merge, "kernel-variant": kernel_variant,
+            "boot-check": boot_check}
 
 
 def main(argv) -> int:

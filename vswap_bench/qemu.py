@@ -79,6 +79,42 @@ def accelerator_arguments(accelerator: str, timing: str) -> list[str]:
     return ["-accel", "tcg,thread=multi"]
 
 
+@dataclass(frozen=True)
+class ProbeBoot:
+    """What a probe boot left: QEMU's exit status (children.TIMED_OUT or KILLED when it ran out of time,
+    None when it could not start), its standard error and the guest's console."""
+    exit_status: int
+    stderr: str
+    console: bytes
+
+    @property
+    def reached_agent(self) -> bool:
+        return AGENT_STARTED in self.console
+
+
+def probe_boot(guest: Guest, accelerator: str, timeout_s: int, run_child) -> ProbeBoot:
+    """GUEST's kernel booted on ACCELERATOR for at most TIMEOUT_S with the probe workload, which has the
+    agent power the guest off as soon as it starts.  RUN_CHILD: see probe_kvm."""
+    scratch = Path(tempfile.mkdtemp())
+    try:
+        (scratch / "spec").write_text("VB_WORKLOAD=probe\n")
+        probe = Guest(guest.bzimage, guest.image, scratch / "spec", guest.vcpus, guest.mem_mb)
+        line = command(probe, scratch / "serial", scratch / "channel") + accelerator_arguments(accelerator,
+                                                                                               "realtime")
+        with open(scratch / "stderr", "wb") as stderr:
+            try:
+                status = run_child(line, timeout_s=timeout_s, stdin=subprocess.DEVNULL, stdout=stderr,
+                                   stderr=stderr)
+            except OSError as error:
+                stderr.write(f"cannot run {line[0]}: {error.strerror or error}\n".encode())
+                status = None
+        serial = scratch / "serial"
+        return ProbeBoot(status, (scratch / "stderr").read_text(errors="replace"),
+                         serial.read_bytes() if serial.is_file() else b"")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def probe_kvm(guest: Guest, build_dir: Path, run_child) -> str:
     """kvm if a guest really boots on it, else tcg: on some hosts /dev/kvm exists but a normal kernel hangs
     before its first console line.  The answer is cached per host boot and kernel.  RUN_CHILD(COMMAND,
@@ -90,20 +126,7 @@ def probe_kvm(guest: Guest, build_dir: Path, run_child) -> str:
     cache = build_dir / "accel-probe" / f"{boot_id}-{kernel}"
     if cache.is_file():
         return cache.read_text().strip()
-    scratch = Path(tempfile.mkdtemp())
-    try:
-        (scratch / "spec").write_text("VB_WORKLOAD=probe\n")
-        probe = Guest(guest.bzimage, guest.image, scratch / "spec", guest.vcpus, guest.mem_mb)
-        line = command(probe, scratch / "serial", scratch / "channel") + accelerator_arguments("kvm", "realtime")
-        try:
-            run_child(line, timeout_s=PROBE_S, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                      stderr=subprocess.DEVNULL)
-        except OSError:
-            pass
-        serial = scratch / "serial"
-        result = "kvm" if serial.is_file() and AGENT_STARTED in serial.read_bytes() else "tcg"
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    result = "kvm" if probe_boot(guest, "kvm", PROBE_S, run_child).reached_agent else "tcg"
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(result + "\n")
     return result

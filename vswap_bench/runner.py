@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 
 from . import outcome, qemu, record, runfiles
-from .children import Interrupts
+from .children import KILLED, TIMED_OUT, Interrupts
 from .runspec import RunSpec, read_params
-from .settings import TOP, WORKLOADS_DIR, is_setting_key
+from .settings import TOP, WORKLOADS_DIR, harness_defaults, is_setting_key
 from .status import Status
 
 # printf %q leaves these alone; every other printable character gets a backslash.
@@ -292,3 +292,39 @@ def run_one(params: Path, run_dir: Path) -> int:
     if status is not Status.DONE:
         say(f"vswap_bench: warning: {status.value}: {reason} (log: {run_dir / 'serial.log'})")
     return status.exit_code
+
+
+# How long a kernel under boot-check may take to reach the agent: a guest kernel boots in well under a
+# minute under TCG on 2 cores, several with a kernel build beside it.
+BOOT_CHECK_S = 300
+
+
+def boot_check(bzimage: Path) -> int:
+    """0 if BZIMAGE boots the guest image (VB_IMAGE_JSON, or the built one) to its agent, on the
+    accelerator a run would use; else 1, with the end of the console on standard error."""
+    if not bzimage.is_file():
+        raise RunError(f"no kernel at '{bzimage}'")
+    image_json = Path(os.environ.get("VB_IMAGE_JSON") or build_dir() / "image" / "guest.json")
+    if not image_json.is_file():
+        raise RunError(f"no guest image ({image_json}); run 'make image'")
+    requested = os.environ.get("VB_ACCEL") or "auto"
+    if requested not in qemu.ACCELERATORS:
+        raise RunError(f"unknown accelerator VB_ACCEL='{requested}' ({', '.join(qemu.ACCELERATORS)})")
+    defaults = harness_defaults()
+    guest = qemu.Guest(bzimage, Path(runfiles.string_field(image_json, "image")), Path("/dev/null"),
+                       int(defaults["vcpus"].value), int(defaults["guest_mem_mb"].value))
+    with Interrupts() as interrupts:
+        accelerator, _ = qemu.choose_accelerator(requested, "realtime", guest, build_dir(), interrupts.run)
+        boot = qemu.probe_boot(guest, accelerator, BOOT_CHECK_S, interrupts.run)
+    if interrupts.interrupted:
+        return Status.INTERRUPTED.exit_code
+    if boot.reached_agent:
+        return 0
+    if boot.exit_status in (TIMED_OUT, KILLED):
+        how = f"within {BOOT_CHECK_S} s"
+    else:
+        how = f"(QEMU exited with {boot.exit_status})"
+    tail = boot.console.decode(errors="replace").splitlines()[-15:]
+    say(f"vswap_bench: {bzimage} did not boot to the agent {how} on {accelerator}; QEMU said:\n"
+        f"{boot.stderr.strip()}\nthe end of its console:\n" + "\n".join(tail))
+    return 1

@@ -18,6 +18,10 @@ expect_fail "build-check refuses --to past the last patch" "--to 4: the series h
 expect_fail "build-check refuses --from after --to" "--from 3 is after --to 2" check --from 3 --to 2 "$tmp/series"
 expect_fail "build-check refuses a patch number that is not one" "usage: build-check.sh" check --to 0 "$tmp/series"
 expect_fail "build-check refuses --from without a number" "usage: build-check.sh" check --from "$tmp/series"
+expect_fail "build-check refuses --to after --boot without a number" "usage: build-check.sh" \
+	check --boot --to "$tmp/series"
+expect_fail "build-check refuses --boot with a range past the series" "--to 4: the series has 3 patches" \
+	check --boot --to 4 "$tmp/series"
 [ ! -e "$tmp/build" ] && pass "build-check builds nothing when its arguments are refused" ||
 	fail "build-check builds nothing when its arguments are refused" "$(find "$tmp/build" | head)"
 

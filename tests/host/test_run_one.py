@@ -341,3 +341,19 @@ def test_a_second_runner_on_the_same_run_folder_waits_for_the_first(tmp_path):
     assert first.wait(timeout=60) == 130
     assert second.wait(timeout=60) == 0, second.communicate()
     assert run.status()["status"] == "done"
+
+
+@pytest.mark.parametrize("recording, code", [("clean", 0), ("boot-panic", 1)])
+def test_boot_check_passes_a_kernel_that_reaches_the_agent_only(tmp_path, recording, code):
+    (tmp_path / "bzImage").write_text("not a kernel")
+    (tmp_path / "guest.ext4").write_text("not an image")
+    (tmp_path / "guest.json").write_text(json.dumps({"image": str(tmp_path / "guest.ext4")}))
+    env = {**os.environ, "PATH": f"{TOP / 'tests' / 'fake-qemu'}:{os.environ['PATH']}", "PYTHONPATH": str(TOP),
+           "VB_ACCEL": "tcg", "VB_FAKE_GUEST": str(GUESTS / recording), "VB_IMAGE_JSON": str(tmp_path / "guest.json"),
+           "BUILD_DIR": str(tmp_path / "build")}
+    done = subprocess.run([PYTHON, "-m", "vswap_bench", "boot-check", tmp_path / "bzImage"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == code, done.stderr
+    if code:
+        # The end of the console says why: the recorded panic.
+        assert "did not boot to the agent" in done.stderr and "Kernel panic" in done.stderr, done.stderr
