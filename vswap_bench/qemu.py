@@ -83,7 +83,7 @@ def accelerator_arguments(accelerator: str, timing: str) -> list[str]:
 class ProbeBoot:
     """What a probe boot left: QEMU's exit status (children.TIMED_OUT or KILLED when it ran out of time,
     None when it could not start), its standard error and the guest's console."""
-    exit_status: int
+    exit_status: int | None
     stderr: str
     console: bytes
 

@@ -148,6 +148,23 @@ def prepare_disks(spec: RunSpec, run_dir: Path, interrupts: Interrupts, started:
     return disks
 
 
+def image_json_path() -> Path:
+    """The guest.json of the image a run boots: VB_IMAGE_JSON (run.sh points it at the campaign's own copy),
+    else the built one."""
+    image_json = Path(os.path.abspath(os.environ.get("VB_IMAGE_JSON") or build_dir() / "image" / "guest.json"))
+    if not image_json.is_file():
+        raise RunError(f"no guest image ({image_json}); run 'make image'")
+    return image_json
+
+
+def requested_accelerator() -> str:
+    """VB_ACCEL, checked: auto (the default), kvm or tcg."""
+    requested = os.environ.get("VB_ACCEL") or "auto"
+    if requested not in qemu.ACCELERATORS:
+        raise RunError(f"unknown accelerator VB_ACCEL='{requested}' ({', '.join(qemu.ACCELERATORS)})")
+    return requested
+
+
 def inputs(spec: RunSpec) -> tuple[Path, Path]:
     """The kernel's folder (bzImage, kernel.json) and the image's guest.json the run boots: run.sh points
     VB_KERNELS_DIR and VB_IMAGE_JSON at the campaign's own copies (results/<campaign>/inputs)."""
@@ -157,10 +174,7 @@ def inputs(spec: RunSpec) -> tuple[Path, Path]:
         raise RunError(f"kernel '{spec['kernel']}' is not built ({kernel_dir}); run 'make kernels'")
     if not (kernel_dir / "bzImage").is_file():
         raise RunError(f"no kernel at '{kernel_dir}' (build it with 'make kernels')")
-    image_json = Path(os.path.abspath(os.environ.get("VB_IMAGE_JSON") or build_dir() / "image" / "guest.json"))
-    if not image_json.is_file():
-        raise RunError(f"no guest image ({image_json}); run 'make image'")
-    return kernel_dir, image_json
+    return kernel_dir, image_json_path()
 
 
 def lock(run_dir: Path) -> int:
@@ -194,9 +208,7 @@ def write_run_files(spec: RunSpec, params: Path, run_dir: Path, kernel_dir: Path
 def boot(spec: RunSpec, run_dir: Path, guest: qemu.Guest, disks: list[str], interrupts: Interrupts,
          run_lock: int) -> dict:
     """QEMU run under the run's timeout, holding the run's lock RUN_LOCK; what collect() needs of it."""
-    requested = os.environ.get("VB_ACCEL") or "auto"
-    if requested not in qemu.ACCELERATORS:
-        raise RunError(f"unknown accelerator VB_ACCEL='{requested}' ({', '.join(qemu.ACCELERATORS)})")
+    requested = requested_accelerator()
     if not guest.image.is_file():
         raise RunError(f"no guest image '{guest.image}' (build it with 'make image')")
     for disk in disks:
@@ -304,15 +316,12 @@ def boot_check(bzimage: Path) -> int:
     accelerator a run would use; else 1, with the end of the console on standard error."""
     if not bzimage.is_file():
         raise RunError(f"no kernel at '{bzimage}'")
-    image_json = Path(os.environ.get("VB_IMAGE_JSON") or build_dir() / "image" / "guest.json")
-    if not image_json.is_file():
-        raise RunError(f"no guest image ({image_json}); run 'make image'")
-    requested = os.environ.get("VB_ACCEL") or "auto"
-    if requested not in qemu.ACCELERATORS:
-        raise RunError(f"unknown accelerator VB_ACCEL='{requested}' ({', '.join(qemu.ACCELERATORS)})")
+    requested = requested_accelerator()
     defaults = harness_defaults()
-    guest = qemu.Guest(bzimage, Path(runfiles.string_field(image_json, "image")), Path("/dev/null"),
+    guest = qemu.Guest(bzimage, Path(runfiles.string_field(image_json_path(), "image")), Path("/dev/null"),
                        int(defaults["vcpus"].value), int(defaults["guest_mem_mb"].value))
+    if not guest.image.is_file():
+        raise RunError(f"no guest image '{guest.image}' (build it with 'make image')")
     with Interrupts() as interrupts:
         accelerator, _ = qemu.choose_accelerator(requested, "realtime", guest, build_dir(), interrupts.run)
         boot = qemu.probe_boot(guest, accelerator, BOOT_CHECK_S, interrupts.run)
@@ -320,7 +329,9 @@ def boot_check(bzimage: Path) -> int:
         return Status.INTERRUPTED.exit_code
     if boot.reached_agent:
         return 0
-    if boot.exit_status in (TIMED_OUT, KILLED):
+    if boot.exit_status is None:
+        how = "(QEMU could not start)"
+    elif boot.exit_status in (TIMED_OUT, KILLED):
         how = f"within {BOOT_CHECK_S} s"
     else:
         how = f"(QEMU exited with {boot.exit_status})"

@@ -4,7 +4,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .settings import (CHECKS, PLAN_KEYS, ZRAM_COMPRESSORS, Setting, UsageError, aa_label, check_value,
-                       is_setting_key, read_settings, size_bytes, workload_defaults)
+                       harness_defaults, is_setting_key, kernel_build, read_settings, size_bytes,
+                       workload_defaults)
 
 # Settings added after campaigns were first planned, at the value that does what every run did before they
 # existed.  They stay out of the configuration hash at that value, so a campaign planned before them
@@ -81,6 +82,13 @@ class RunSpec:
         if self["backend"] == "zram" and compressor.value not in ZRAM_COMPRESSORS:
             raise UsageError(f"{compressor.origin}: backend=zram compresses with zswap_compressor, and the guest "
                              f"kernels' zram has only {' '.join(ZRAM_COMPRESSORS)}, not {compressor.value}")
+        fail_in, fail_percent = self.settings["fail_slab_in"], self.settings["fail_slab_percent"]
+        if fail_in.value and kernel_build(self["kernel"])[1] == "guest":
+            raise UsageError(f"{fail_in.origin}: fail_slab_in needs a debug kernel (failslab and its call-stack "
+                             f"filter): {self['kernel']}-debug or {self['kernel']}-kasan, not {self['kernel']}")
+        if not fail_in.value and fail_percent.value != harness_defaults()["fail_slab_percent"].value:
+            raise UsageError(f"{fail_percent.origin}: fail_slab_percent={fail_percent.value} without "
+                             f"fail_slab_in fails nothing")
         memory_max = self.settings["memory_max"]
         # Under global pressure memory_max is what the guest leaves free for the workload
         # (harness/defaults.conf): it must be a size.

@@ -42,13 +42,18 @@ BASE = "axis kernel = baseline vswap\nworkload = swap-verify\n"
     ("rotational = 7", ["rotational"]),
     ("swap_disk = nvme", ["swap_disk", "virtio ram"]),
     ("aslr = 2", ["aslr", "0 1"]),
-    # Parameters the harness boots every guest with, and words the command line would not keep whole.
-    ("kernel_args = vswap.slots=1024 init=/bin/sh", ["kernel_args", "init", "harness sets itself"]),
-    ("kernel_args = console=tty0", ["kernel_args", "console"]),
+    # Only module parameters: other words reach the guest's init, or change how it boots or what it shows.
+    ("kernel_args = vswap.slots=1024 init=/bin/sh", ["kernel_args", "init=/bin/sh", "MODULE.PARAM=VALUE"]),
+    ("kernel_args = quiet", ["kernel_args", "quiet"]),
+    ("kernel_args = snapshot", ["kernel_args", "snapshot"]),
+    ("kernel_args = BASH_ENV=/x", ["kernel_args", "BASH_ENV"]),
+    ("kernel_args = vswap.slots=1;reboot", ["kernel_args", "vswap.slots=1;reboot"]),
+    ('kernel_args = "zswap.x=\'b c\'"', ["kernel_args", "zswap.x='b"]),
     ("fail_slab_in = vswap_alloc_swap_slot+0x10", ["fail_slab_in", "kernel function"]),
     ("fail_slab_percent = 0", ["fail_slab_percent", "1 to 100"]),
-    ("kernel_args = a;reboot", ["kernel_args", "a;reboot"]),
-    ('kernel_args = "a=\'b c\'"', ["kernel_args", "a='b"]),
+    # failslab is in the debug kernels only, and a share of failures needs a function to fail under.
+    ("fail_slab_in = vswap_alloc_swap_slot", ["fail_slab_in", "debug kernel", "baseline-debug"]),
+    ("fail_slab_percent = 20", ["fail_slab_percent", "without fail_slab_in"]),
     ("SIZE_MB = abc", ["SIZE_MB", "abc"]),
     ("kernel = nosuch", ["kernel", "nosuch"]),
     ("= 5", ["key"]),

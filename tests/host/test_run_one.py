@@ -219,10 +219,11 @@ def test_the_command_line_is_the_one_qemu_run_sh_built(tmp_path):
         "-drive", "file=/r/swap.raw,format=raw,if=virtio,cache=none,werror=report",
         "-drive", "file=/d/a.raw,format=raw,if=virtio,snapshot=on"]
     # kernel_args come after the harness's own parameters, one space apart however they were written.
-    with_args = qemu.Guest(guest.bzimage, guest.image, guest.spec, 2, 512, " vswap.slots=4096   quiet ")
-    assert qemu.command(with_args, Path("/s"), Path("/c"))[10] == (
+    with_args = qemu.Guest(guest.bzimage, guest.image, guest.spec, 2, 512, " vswap.slots=4096   zswap.enabled=1 ")
+    with_args_line = qemu.command(with_args, Path("/s"), Path("/c"))
+    assert with_args_line[with_args_line.index("-append") + 1] == (
         "console=ttyS0 root=/dev/vda rw init=/opt/vb/vb-agent panic=-1 loglevel=6 no_timer_check "
-        "vswap.slots=4096 quiet")
+        "vswap.slots=4096 zswap.enabled=1")
     assert qemu.accelerator_arguments("kvm", "realtime") == ["-accel", "kvm", "-cpu", "host"]
     assert qemu.accelerator_arguments("tcg", "realtime") == ["-accel", "tcg,thread=multi"]
     assert qemu.accelerator_arguments("tcg", "icount") == ["-accel", "tcg,thread=single", "-icount",

@@ -1,0 +1,61 @@
+"""Functions of the guest's agent (guest-image/agent/vb-agent) that set a run up, run on the host with
+give_up stubbed: it prints its arguments and exits 3, as the agent's ends the run."""
+import subprocess
+from pathlib import Path
+
+AGENT = Path(__file__).resolve().parents[2] / "guest-image" / "agent" / "vb-agent"
+
+
+def agent(functions: list[str], script: str, **env) -> subprocess.CompletedProcess:
+    """SCRIPT run after the agent's FUNCTIONS (and its UNSUPPORTED=), with ENV as its VB_* settings."""
+    load = "".join(f"""eval "$(sed -n '/^{name}()/,/^}}/p' "{AGENT}")"; """ for name in functions)
+    stub = 'give_up() { echo "give_up $*"; exit 3; }; UNSUPPORTED=; '
+    return subprocess.run(["bash", "-c", stub + load + script], capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", **env})
+
+
+def test_every_reason_a_run_went_on_unsupported_is_kept():
+    done = agent(["unsupported"], 'unsupported "no a"; unsupported "no b"; echo "[$UNSUPPORTED]"',
+                 VB_ON_UNSUPPORTED="run")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "[no a; no b]"
+
+
+def test_a_space_limit_the_kernel_lacks_runs_anyway_when_asked_to():
+    done = agent(["unsupported", "limit_vswap_slots"], 'limit_vswap_slots; echo "[$UNSUPPORTED]"',
+                 VB_ON_UNSUPPORTED="run", VB_VSWAP_SLOTS="8192")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no virtual swap space to limit" in done.stdout.splitlines()[-1]
+
+
+KALLSYMS = """\
+ffffffff81200000 T alpha
+ffffffff81200040 t beta
+ffffffff81200040 t beta_alias
+ffffffff81200100 T gamma
+ffffffff81200100 T gamma_alias
+ffffffff81300000 d some_data
+ffffffff81200200 t twice
+ffffffff81200300 t twice
+ffffffff81200400 T last
+"""
+
+
+def text_range(tmp_path, name: str) -> subprocess.CompletedProcess:
+    (tmp_path / "kallsyms").write_text(KALLSYMS)
+    return agent(["text_range"], f'text_range {name} "{tmp_path / "kallsyms"}" && echo "$TEXT_RANGE"')
+
+
+def test_a_functions_text_runs_to_the_next_symbol_at_another_address(tmp_path):
+    assert text_range(tmp_path, "alpha").stdout == "ffffffff81200000 ffffffff81200040\n"
+    # An alias at the same address is not the end; data symbols are not text.
+    assert text_range(tmp_path, "beta").stdout == "ffffffff81200040 ffffffff81200100\n"
+    assert text_range(tmp_path, "gamma").stdout == "ffffffff81200100 ffffffff81200200\n"
+
+
+def test_a_function_named_twice_missing_or_without_an_end_is_refused(tmp_path):
+    for name, reason in (("twice", "2 kernel functions"), ("nosuch", "no kernel function"),
+                         ("last", "no symbol after")):
+        done = text_range(tmp_path, name)
+        assert done.returncode == 3 and done.stdout.startswith("give_up infra") and reason in done.stdout, \
+            (name, done.stdout)
