@@ -59,3 +59,12 @@ def test_a_function_named_twice_missing_or_without_an_end_is_refused(tmp_path):
         done = text_range(tmp_path, name)
         assert done.returncode == 3 and done.stdout.startswith("give_up infra") and reason in done.stdout, \
             (name, done.stdout)
+
+
+def test_a_kallsyms_with_its_addresses_hidden_is_refused_as_such(tmp_path):
+    """With kptr_restrict, /proc/kallsyms names every symbol at address 0: no range can be found, and the
+    reason given must be the hidden addresses, not a missing end."""
+    (tmp_path / "kallsyms").write_text("".join(f"0000000000000000 {line.split(' ', 1)[1]}\n"
+                                               for line in KALLSYMS.splitlines()))
+    done = agent(["text_range"], f'text_range alpha "{tmp_path / "kallsyms"}" && echo "$TEXT_RANGE"')
+    assert done.returncode == 3 and "addresses are hidden" in done.stdout, done.stdout
