@@ -122,6 +122,9 @@ fi
 obj=$kdir/obj
 mkdir -p "$obj"
 export KBUILD_BUILD_TIMESTAMP="vswap-bench" KBUILD_BUILD_USER=vb KBUILD_BUILD_HOST=vb
+# The kernel's make runs its own -j$(nproc): out of a parent make's
+# jobserver (make -j3 builds both kernels and the image side by side).
+unset MAKEFLAGS MFLAGS
 kmake=(make -s -C "$kdir/src" O="$obj" ARCH=x86_64)
 if command -v ccache >/dev/null; then
 	export CCACHE_BASEDIR=$BUILD_DIR/kernels CCACHE_NOHASHDIR=1
