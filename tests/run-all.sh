@@ -7,10 +7,11 @@ log=$(mktemp); trap 'rm -f "$log"' EXIT
 start=$(date +%s)
 rc=0
 make -s -C "$top" unit-test 2>&1 | tee -a "$log" || rc=1
-# -j3: the two kernels and the guest image build side by side (each kernel
-# build runs its own make -j$(nproc)), so one's tree preparation, link and
-# compression and the image's download fill the cores the other leaves idle.
-make -s -j3 -C "$top" integration-test 2>&1 | tee -a "$log" || rc=1
+# The two kernels and the guest image build side by side (each kernel build
+# runs its own make -j$(nproc)), so one's tree preparation, link and
+# compression and the image's download fill the cores the other leaves
+# idle; the tests then run outside that make's jobserver.
+{ make -s -j3 -C "$top" kernels image && make -s -C "$top" integration-test; } 2>&1 | tee -a "$log" || rc=1
 make -s -C "$top" checkpatch 2>&1 | tee -a "$log" || rc=1
 
 # Totals from our suites' "N passed, N failed" lines and pytest's summaries.
