@@ -165,6 +165,12 @@ def requested_accelerator() -> str:
     return requested
 
 
+def check_image(guest: qemu.Guest) -> None:
+    """The image GUEST boots is there."""
+    if not guest.image.is_file():
+        raise RunError(f"no guest image '{guest.image}' (build it with 'make image')")
+
+
 def inputs(spec: RunSpec) -> tuple[Path, Path]:
     """The kernel's folder (bzImage, kernel.json) and the image's guest.json the run boots: run.sh points
     VB_KERNELS_DIR and VB_IMAGE_JSON at the campaign's own copies (results/<campaign>/inputs)."""
@@ -209,8 +215,7 @@ def boot(spec: RunSpec, run_dir: Path, guest: qemu.Guest, disks: list[str], inte
          run_lock: int) -> dict:
     """QEMU run under the run's timeout, holding the run's lock RUN_LOCK; what collect() needs of it."""
     requested = requested_accelerator()
-    if not guest.image.is_file():
-        raise RunError(f"no guest image '{guest.image}' (build it with 'make image')")
+    check_image(guest)
     for disk in disks:
         if not Path(disk).is_file():
             raise RunError(f"no disk image '{disk}'")
@@ -320,8 +325,7 @@ def boot_check(bzimage: Path) -> int:
     defaults = harness_defaults()
     guest = qemu.Guest(bzimage, Path(runfiles.string_field(image_json_path(), "image")), Path("/dev/null"),
                        int(defaults["vcpus"].value), int(defaults["guest_mem_mb"].value))
-    if not guest.image.is_file():
-        raise RunError(f"no guest image '{guest.image}' (build it with 'make image')")
+    check_image(guest)
     with Interrupts() as interrupts:
         accelerator, _ = qemu.choose_accelerator(requested, "realtime", guest, build_dir(), interrupts.run)
         boot = qemu.probe_boot(guest, accelerator, BOOT_CHECK_S, interrupts.run)
