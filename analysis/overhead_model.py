@@ -184,11 +184,25 @@ def slab_footprint(object_bytes: int, page_size: int) -> float:
     return page_size / (page_size // object_bytes)
 
 
+def slot_states(layout: dict) -> Cost:
+    """What a device pays a slot for the states of its slots, by the one of the two forms the layout has."""
+    size = layout["sizes"]
+    forms = [name for name in ("swap_map_bytes_per_slot", "slot_bitmaps") if name in size]
+    if len(forms) != 1:
+        raise LayoutError(f"layout of {layout.get('name')} has {forms or 'neither'} of swap_map_bytes_per_slot "
+                          "and slot_bitmaps: one is needed")
+    if forms == ["slot_bitmaps"]:
+        return slot(f"slot bitmaps ({size['slot_bitmaps']} of 1 bit/slot)", size["slot_bitmaps"] / 8, WITH_DEVICE)
+    return slot(f"swap_map ({size['swap_map_bytes_per_slot']} B/slot)", size["swap_map_bytes_per_slot"],
+                WITH_DEVICE)
+
+
 def built_design(layout: dict) -> Design:
     """The costs of the kernel LAYOUT describes, every size from the build (harness/kernel-layout.sh).
 
     Per slot of a device (paid at swapon, SSD as the harness's disk is: cluster_info):
-      both      swap_map, cluster_info per SWAPFILE_CLUSTER slots
+      both      the slot states (swap_map, a byte a slot, or slot bitmaps, a bit a slot each),
+                cluster_info per SWAPFILE_CLUSTER slots
       baseline  swap_cgroup (pages of records, and a pointer per page of them), the zero map (a bitmap),
                 a swap cache address_space and a zswap tree (xarray) per SWAP_ADDRESS_SPACE_PAGES
       vswap     the reverse map's table (an entry per range of vswap_rmap_chunk_nr slots)
@@ -205,7 +219,7 @@ def built_design(layout: dict) -> Design:
     swap cache address spaces of the whole virtual space, set up at boot (fixed_bytes()).
     """
     size = dict(layout["sizes"])
-    needed = ["page_size", "swap_map_bytes_per_slot", "swap_cluster_info", "swapfile_cluster", "address_space",
+    needed = ["page_size", "swap_cluster_info", "swapfile_cluster", "address_space",
               "swap_address_space_pages", "xarray", "xa_node", "xa_chunk_size", "zswap_entry", "pointer"]
     vswap = bool(layout.get("vswap"))
     needed += (["vswap_rmap_range", "vswap_rmap_chunk", "vswap_rmap_chunk_nr", "swp_desc", "vswap_cluster",
@@ -217,7 +231,7 @@ def built_design(layout: dict) -> Design:
     page = size["page_size"]
     xa_node = slab_footprint(size["xa_node"], page) / size["xa_chunk_size"]
     costs = [
-        slot(f"swap_map ({size['swap_map_bytes_per_slot']} B/slot)", size["swap_map_bytes_per_slot"], WITH_DEVICE),
+        slot_states(layout),
         slot(f"cluster_info ({size['swap_cluster_info']} B per {size['swapfile_cluster']} slots)",
              size["swap_cluster_info"] / size["swapfile_cluster"], WITH_DEVICE),
         Cost(f"swap cache xarray nodes ({size['xa_node']} B per {size['xa_chunk_size']} entries, shadows)",

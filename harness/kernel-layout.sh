@@ -83,6 +83,10 @@ if [ -f "$obj/mm/.vswap.o.cmd" ]; then
 	vswap=true
 	extra=(-DVB_HAVE_VSWAP)
 fi
+# A kernel that keeps its devices' slot states in bitmaps has no swap_map.
+if grep -q 'si->slot_used' "$(source_of swapfile)"; then
+	extra+=(-DVB_HAVE_SLOT_BITMAPS)
+fi
 {
 	probe common swapfile "${extra[@]}"
 	probe zswap zswap

@@ -184,6 +184,23 @@ def test_the_model_follows_the_layout_not_typed_constants():
         built_design(layout)
 
 
+def test_the_slot_states_cost_the_form_the_layout_has():
+    layout = json.loads((LAYOUTS_DIR / "vswap.json").read_text())
+    sizes = layout["sizes"]
+    for form in ("swap_map_bytes_per_slot", "slot_bitmaps"):
+        sizes.pop(form, None)
+    with pytest.raises(LayoutError, match="neither"):
+        built_design(layout)
+    sizes["swap_map_bytes_per_slot"] = 1
+    with_map = built_design(layout).static_bytes_per_slot("disk")
+    del sizes["swap_map_bytes_per_slot"]
+    sizes["slot_bitmaps"] = 2
+    assert built_design(layout).static_bytes_per_slot("disk") == pytest.approx(with_map - 0.75)
+    sizes["swap_map_bytes_per_slot"] = 1
+    with pytest.raises(LayoutError, match="one is needed"):
+        built_design(layout)
+
+
 def _kernel_dir(name: str):
     build = Path(os.environ.get("BUILD_DIR", TOP / "build"))
     kdir = build / "kernels" / name

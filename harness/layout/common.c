@@ -15,7 +15,16 @@ void vb_layout_common(void)
 
 	VB_LAYOUT(page_size, PAGE_SIZE);
 	VB_LAYOUT(swap_info_struct, sizeof(struct swap_info_struct));
+#ifdef VB_HAVE_SLOT_BITMAPS
+	/*
+	 * The slot states as bitmaps, a bit a slot each: slot_used and
+	 * slot_cache_only (a kernel without either does not compile here).
+	 */
+	VB_LAYOUT(slot_bitmaps, (sizeof(*si->slot_used) +
+				 sizeof(*si->slot_cache_only)) / sizeof(long));
+#else
 	VB_LAYOUT(swap_map_bytes_per_slot, sizeof(*si->swap_map));
+#endif
 	VB_LAYOUT(swap_cluster_info, sizeof(struct swap_cluster_info));
 	VB_LAYOUT(swapfile_cluster, SWAPFILE_CLUSTER);
 	VB_LAYOUT(percpu_cluster, sizeof(struct percpu_cluster));

@@ -25,9 +25,15 @@ struct xa_node { char b[576]; };
 struct address_space { char b[200]; };
 struct swap_cluster_info { char b[24]; };
 struct percpu_cluster { char b[40]; };
-struct swap_info_struct { unsigned char *swap_map; void **vswap_rmap; unsigned long *zeromap; char pad[100]; };
 H
-	printf '#include "swap.h"\n#define SWAPFILE_CLUSTER 512\n' >"$k/src/mm/swapfile.c"
+	# The vswap tree keeps its slot states in bitmaps, as the series does.
+	if [ "$vswap" = 1 ]; then
+		echo 'struct swap_info_struct { unsigned long *slot_used, *slot_cache_only; void **vswap_rmap; char pad[100]; };' >>"$k/src/mm/swap.h"
+		printf '#include "swap.h"\n#define SWAPFILE_CLUSTER 512\n/* si->slot_used */\n' >"$k/src/mm/swapfile.c"
+	else
+		echo 'struct swap_info_struct { unsigned char *swap_map; unsigned long *zeromap; char pad[100]; };' >>"$k/src/mm/swap.h"
+		printf '#include "swap.h"\n#define SWAPFILE_CLUSTER 512\n' >"$k/src/mm/swapfile.c"
+	fi
 	printf '#include "swap.h"\nstruct zswap_entry { char b[56]; };\n' >"$k/src/mm/zswap.c"
 	local units="swapfile zswap"
 	if [ "$vswap" = 1 ]; then
@@ -53,19 +59,19 @@ fake_kernel "$tmp/kernels/vswap" 1
 find "$tmp/kernels" -type f -exec md5sum {} + | sort >"$tmp/before"
 
 if "$top/harness/kernel-layout.sh" "$tmp/kernels/baseline" "$tmp/b.json" 2>"$tmp/err" &&
-	[ "$(field "$tmp/b.json" 'd["vswap"], d["kernel_id"], d["sizes"]["swap_cluster_info"], d["sizes"]["swap_cgroup"], d["sizes"]["swap_cgroup_per_page"], d["sizes"]["zeromap_word"], d["sizes"]["xa_node"], d["sizes"]["zswap_entry"], d["sizes"]["swapfile_cluster"]')" = \
-	  "(False, '0123456789abcdef', 24, 2, 2048, 8, 576, 56, 512)" ]; then
+	[ "$(field "$tmp/b.json" 'd["vswap"], d["kernel_id"], d["sizes"]["swap_cluster_info"], d["sizes"]["swap_cgroup"], d["sizes"]["swap_cgroup_per_page"], d["sizes"]["zeromap_word"], d["sizes"]["xa_node"], d["sizes"]["zswap_entry"], d["sizes"]["swapfile_cluster"], d["sizes"]["swap_map_bytes_per_slot"], "slot_bitmaps" in d["sizes"]')" = \
+	  "(False, '0123456789abcdef', 24, 2, 2048, 8, 576, 56, 512, 1, False)" ]; then
 	pass "kernel-layout reads the sizes of a baseline tree with its saved compile commands"
 else
 	fail "kernel-layout reads the sizes of a baseline tree with its saved compile commands" "$(cat "$tmp/err" "$tmp/b.json" 2>&1)"
 fi
 
 if "$top/harness/kernel-layout.sh" "$tmp/kernels/vswap" "$tmp/v.json" 2>"$tmp/err" &&
-	[ "$(field "$tmp/v.json" 'd["vswap"], d["sizes"]["swp_desc"], d["sizes"]["vswap_cluster"], d["sizes"]["vswap_desc_array_bytes"], d["sizes"]["vswap_rmap_range"], d["sizes"]["vswap_rmap_chunk"], d["sizes"]["vswap_rmap_chunk_nr"], d["sizes"]["vswap_min_slots"], "swap_cgroup" in d["sizes"]')" = \
-	  "(True, 24, 128, 12288, 16, 2048, 512, 16777216, False)" ]; then
-	pass "kernel-layout tells a vswap tree apart and reads its descriptor, cluster and reverse map"
+	[ "$(field "$tmp/v.json" 'd["vswap"], d["sizes"]["swp_desc"], d["sizes"]["vswap_cluster"], d["sizes"]["vswap_desc_array_bytes"], d["sizes"]["vswap_rmap_range"], d["sizes"]["vswap_rmap_chunk"], d["sizes"]["vswap_rmap_chunk_nr"], d["sizes"]["vswap_min_slots"], "swap_cgroup" in d["sizes"], d["sizes"]["slot_bitmaps"], "swap_map_bytes_per_slot" in d["sizes"]')" = \
+	  "(True, 24, 128, 12288, 16, 2048, 512, 16777216, False, 2, False)" ]; then
+	pass "kernel-layout tells a vswap tree apart and reads its descriptor, cluster, reverse map and slot bitmaps"
 else
-	fail "kernel-layout tells a vswap tree apart and reads its descriptor, cluster and reverse map" "$(cat "$tmp/err" "$tmp/v.json" 2>&1)"
+	fail "kernel-layout tells a vswap tree apart and reads its descriptor, cluster, reverse map and slot bitmaps" "$(cat "$tmp/err" "$tmp/v.json" 2>&1)"
 fi
 
 find "$tmp/kernels" -type f -exec md5sum {} + | sort >"$tmp/after"
