@@ -1,5 +1,6 @@
 """Functions of the guest's agent (guest-image/agent/vb-agent) that set a run up, run on the host with
 give_up stubbed: it prints its arguments and exits 3, as the agent's ends the run."""
+import re
 import subprocess
 from pathlib import Path
 
@@ -68,3 +69,15 @@ def test_a_kallsyms_with_its_addresses_hidden_is_refused_as_such(tmp_path):
                                                for line in KALLSYMS.splitlines()))
     done = agent(["text_range"], f'text_range alpha "{tmp_path / "kallsyms"}" && echo "$TEXT_RANGE"')
     assert done.returncode == 3 and "addresses are hidden" in done.stdout, done.stdout
+
+
+def test_nothing_the_guest_runs_uses_process_substitution():
+    """The guest's /dev is a bare devtmpfs with no /dev/fd links, so bash's <(...) and >(...) fail there
+    (read gets nothing and the run ends on a confusing reason) while they work on any host that runs
+    these tests: only a look at the scripts catches them."""
+    top = AGENT.parents[2]
+    scripts = [AGENT, *sorted((top / "workloads").glob("*/run"))]
+    found = [f"{path.relative_to(top)}:{number}: {line.strip()}"
+             for path in scripts for number, line in enumerate(path.read_text().splitlines(), 1)
+             if not line.lstrip().startswith("#") and re.search(r"[<>]\(", line)]
+    assert not found, found
