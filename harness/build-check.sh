@@ -24,8 +24,10 @@
 #               the pristine tree's same files do not have.
 #
 # Everything happens under BUILD_DIR/build-check; without --boot nothing is
-# booted (the integration tests boot the whole series).  Prints a PASS/FAIL line per
-# check and "build-check: N passed, N failed"; exits 1 if one failed.
+# booted (the integration tests boot the whole series).  VB_BUILD_KERNEL, if
+# set, builds a prefix in place of harness/build-kernel.sh (its test's
+# stand-in).  Prints a PASS/FAIL line per check and "build-check: N passed,
+# N failed"; exits 1 if one failed.
 # Measured on 2 cores: --from at the last patch (the whole series and the three
 # builds) about 20 min beside a kernel build; every further prefix several
 # minutes, as most prefixes change headers that much of mm/ includes.
@@ -53,6 +55,7 @@ to=${to:-${#patches[@]}}
 [ "$to" -le ${#patches[@]} ] || die "--to $to: the series has ${#patches[@]} patches"
 [ "$from" -le "$to" ] || die "--from $from is after --to $to"
 work=$BUILD_DIR/build-check
+build_kernel=${VB_BUILD_KERNEL:-$top/harness/build-kernel.sh}
 mkdir -p "$work"
 
 # prefix_dir K: a series directory of the first K patches.
@@ -75,7 +78,7 @@ for ((k = from; k <= to; k++)); do
 	vswap_config=$VSWAP_CONFIG
 	[ "$k" = ${#patches[@]} ] || vswap_config=
 	if out=$(PATCHES=$(prefix_dir "$k") BUILD_DIR=$work/prefixes VSWAP_CONFIG=$vswap_config \
-		"$top/harness/build-kernel.sh" vswap 2>&1); then
+		"$build_kernel" vswap 2>&1); then
 		pass "$name"
 	else
 		fail "$name" "$(tail -n3 <<<"$out" | tr '\n' ' ')"
@@ -85,7 +88,9 @@ for ((k = from; k <= to; k++)); do
 	if out=$(vswap_bench boot-check "$work/prefixes/kernels/vswap/bzImage" 2>&1); then
 		pass "boot-${name#prefix-}"
 	else
-		fail "boot-${name#prefix-}" "$(tail -n3 <<<"$out" | tr '\n' ' ')"
+		# Why, then how the console ended.
+		fail "boot-${name#prefix-}" "$({ grep -m1 -E 'did not boot|error:' <<<"$out" || head -n1 <<<"$out"
+			tail -n3 <<<"$out"; } | tr '\n' ' ')"
 	fi
 done
 
