@@ -64,8 +64,14 @@ def test_the_baseline_has_no_virtual_space_to_cut():
     assert load(space_run("baseline", 8192) / "status.json")["status"] == "unsupported"
 
 
+def space_boot_run(slots):
+    found = [r for r in runs("space-boot") if f"kernel_args=vswap.slots={slots}\n" in (r / "params").read_text()]
+    assert len(found) == 1, f"the space-boot campaign has {len(found)} runs with vswap.slots={slots}"
+    return found[0]
+
+
 def test_a_space_asked_beyond_what_a_reverse_map_names_is_cut_to_it_and_said():
-    (run,) = runs("space-boot")
+    run = space_boot_run(8589934592)
     status = load(run / "status.json")
     assert status["status"] == "done", f"{status['status']}: {status['reason']}"
     assert load(run / "result.json")["vswap"]["slots"] == 1 << 32, \
@@ -74,3 +80,16 @@ def test_a_space_asked_beyond_what_a_reverse_map_names_is_cut_to_it_and_said():
     assert re.search(r"\] vswap: 8589934592 virtual swap slots asked for, 4294967296 ", log), \
         "the kernel took fewer slots than asked without saying so"
     assert "vswap: vswap:" not in log, "a message of the kernel's names vswap twice"
+
+
+def test_a_space_asked_below_its_unit_is_raised_to_it_and_said_not_disabled():
+    # 1000 slots is less than a swap cache address space (16384 slots), of
+    # whole ones of which the space is made: rounded down, it was none, and
+    # swap was disabled for the whole boot.
+    run = space_boot_run(1000)
+    status = load(run / "status.json")
+    assert status["status"] == "done", f"{status['status']}: {status['reason']}"
+    assert load(run / "result.json")["vswap"]["slots"] == 16384
+    log = (run / "serial.log").read_text(errors="replace")
+    assert re.search(r"\] vswap: 1000 virtual swap slots asked for, 16384 ", log), \
+        "the kernel took more slots than asked without saying so"
