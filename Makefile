@@ -40,7 +40,7 @@ help:
 	@echo "  test          unit tests, analysis tests, then the QEMU integration tests"
 	@echo "  checkpatch    checkpatch.pl of the extracted tree on every patch of PATCHES"
 	@echo "  build-check   every prefix of PATCHES builds; the series builds without"
-	@echo "                debugfs, on i386 (mm/), and with W=1 in mm/ (build/build-check;"
+	@echo "                debugfs, without swap (mm/), on i386 (mm/), and with W=1 in mm/ (build/build-check;"
 	@echo "                minutes a prefix on 2 cores; FROM=N starts at patch N,"
 	@echo "                TO=M stops at patch M and skips the whole-series builds;"
 	@echo "                BOOT=1 also boots each prefix to the guest's agent)"

@@ -18,6 +18,8 @@
 #               variant's fragment (CONFIG_DEBUG_VSWAP=n): a production
 #               kernel's config.  The prefixes build without it too; the
 #               whole series with it.
+#   no-swap     the whole series with CONFIG_SWAP=n: mm/ compiles (code the
+#               series adds outside the swap files must not need them).
 #   i386        the whole series on 32-bit x86: the directories it touches
 #               (mm/, kernel/power/) compile.
 #   w1          W=1 over the mm/ files the series changes: no warning that
@@ -28,8 +30,8 @@
 # set, builds a prefix in place of harness/build-kernel.sh (its test's
 # stand-in).  Prints a PASS/FAIL line per check and "build-check: N passed,
 # N failed"; exits 1 if one failed.
-# Measured on 2 cores: --from at the last patch (the whole series and the three
-# builds) about 20 min beside a kernel build; every further prefix several
+# Measured on 2 cores: --from at the last patch (the whole series and the
+# builds below) about 20 min beside a kernel build; every further prefix several
 # minutes, as most prefixes change headers that much of mm/ includes.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -139,6 +141,15 @@ if out=$({ config_from "$obj" x86_64 &&
 	pass "no-debug-vswap"
 else
 	fail "no-debug-vswap" "$(grep -m3 -E 'error|warning' <<<"$out" | tr '\n' ' ')"
+fi
+
+obj=$work/no-swap
+if out=$({ config_from "$obj" x86_64 CONFIG_SWAP=n &&
+	! grep -q '^CONFIG_SWAP=y' "$obj/.config" &&
+	kmake O="$obj" ARCH=x86_64 -j"$(nproc)" mm/; } 2>&1); then
+	pass "no-swap"
+else
+	fail "no-swap" "$(grep -m3 -E 'error|warning' <<<"$out" | tr '\n' ' ')"
 fi
 
 obj=$work/i386
