@@ -99,24 +99,8 @@ if [ -f "$kdir/bzImage" ] && [ "$(json_string_field "$kdir/kernel.json" input_id
 fi
 
 # --- the variant's source tree: hard links to the pristine tree + series ----
-# GNU patch replaces a file it changes rather than writing through the link,
-# so the pristine tree is never modified.
-tree_id=$(sha256_str "$src_id ${patch_ids[*]}")
-if [ "$(cat "$kdir/src/.vb-tree" 2>/dev/null)" != "$tree_id" ]; then
-	log "preparing $name source tree (${#patches[@]} patches)"
-	rm -rf "$kdir/src" && mkdir -p "$kdir"
-	cp -al "$pristine" "$kdir/src"
-	rm -f "$kdir/src/.vb-extracted"
-	for p in "${patches[@]}"; do
-		if ! out=$(patch -p1 -d "$kdir/src" --forward --batch --no-backup-if-mismatch <"$p" 2>&1); then
-			printf '%s\n' "$out" >&2
-			find "$kdir/src" -name '*.rej' -exec sh -c 'echo "--- $1"; cat "$1"' _ {} \; >&2
-			rm -rf "$kdir/src"
-			die "patch $(basename "$p") does not apply to $kver (failed hunks above)"
-		fi
-	done
-	echo "$tree_id" >"$kdir/src/.vb-tree"
-fi
+prepare_tree "$pristine" "$kdir" "$(sha256_str "$src_id ${patch_ids[*]}")" "${patches[@]}" ||
+	die "the series does not apply to $kver"
 
 # --- config: tinyconfig + kvm_guest.config + our fragments -----------------
 obj=$kdir/obj

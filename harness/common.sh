@@ -25,6 +25,44 @@ vswap_bench() ( exec_vswap_bench "$@" )
 sha256_of() { sha256sum "$@" | awk '{print $1}'; }
 sha256_str() { printf '%s' "$1" | sha256sum | awk '{print $1}'; }
 
+# prepare_tree PRISTINE KDIR TREE_ID PATCH...: KDIR/src is PRISTINE with the
+# patches applied, unless it already is the tree TREE_ID; 1 if a patch does
+# not apply (it and its failed hunks named on standard error; no tree left).  Files the
+# patches leave alone are hard links to PRISTINE; GNU patch replaces a file
+# it changes rather than writing through the link, so PRISTINE is never
+# modified.  KDIR/obj outlives the trees and make rebuilds by mtime: a file
+# that an earlier tree in KDIR patched (KDIR/patched-files) gets a copy of
+# its own with a new mtime, where a link would carry PRISTINE's old one and
+# make would keep the object built from the patched file.  KDIR/obj without
+# that record is removed.
+prepare_tree() {
+	local pristine=$1 kdir=$2 tree_id=$3 p f out
+	shift 3
+	[ "$(cat "$kdir/src/.vb-tree" 2>/dev/null)" != "$tree_id" ] || return 0
+	log "preparing $(basename "$kdir") source tree ($# patches)"
+	rm -rf "$kdir/src" && mkdir -p "$kdir"
+	# Objects of a tree whose patched files were never recorded: which of
+	# them are stale cannot be known.
+	[ -f "$kdir/patched-files" ] || rm -rf "$kdir/obj"
+	cp -al "$pristine" "$kdir/src"
+	rm -f "$kdir/src/.vb-extracted"
+	for p in "$@"; do
+		if ! out=$(patch -p1 -d "$kdir/src" --forward --batch --no-backup-if-mismatch <"$p" 2>&1); then
+			printf '%s\n' "$out" >&2
+			find "$kdir/src" -name '*.rej' -exec sh -c 'echo "--- $1"; cat "$1"' _ {} \; >&2
+			echo "patch $(basename "$p") does not apply (failed hunks above)" >&2
+			rm -rf "$kdir/src"
+			return 1
+		fi
+	done
+	{ cat "$kdir/patched-files" 2>/dev/null; for p in "$@"; do sed -n 's|^+++ b/||p' "$p"; done; } |
+		sort -u >"$kdir/patched-files.new" && mv "$kdir/patched-files.new" "$kdir/patched-files"
+	while IFS= read -r f; do
+		[ "$kdir/src/$f" -ef "$pristine/$f" ] && cp --remove-destination "$pristine/$f" "$kdir/src/$f"
+	done <"$kdir/patched-files"
+	echo "$tree_id" >"$kdir/src/.vb-tree"
+}
+
 # json_string_field FILE KEY: the string value of KEY in a JSON object;
 # empty if absent or unreadable.
 json_string_field() { vswap_bench field "$1" "$2" 2>/dev/null; }
