@@ -27,10 +27,10 @@ sha256_str() { printf '%s' "$1" | sha256sum | awk '{print $1}'; }
 
 # prepare_tree PRISTINE KDIR TREE_ID PATCH...: KDIR/src is PRISTINE with the
 # patches applied, unless it already is the tree TREE_ID; 1 if a patch does
-# not apply (it and its failed hunks named on standard error; no tree left).  Files the
-# patches leave alone are hard links to PRISTINE; GNU patch replaces a file
-# it changes rather than writing through the link, so PRISTINE is never
-# modified.  KDIR/obj outlives the trees and make rebuilds by mtime: a file
+# not apply (it and its failed hunks named on standard error; no tree
+# left).  Files the patches leave alone are hard links to PRISTINE; GNU
+# patch replaces a file it changes rather than writing through the link, so
+# PRISTINE is never modified.  KDIR/obj outlives the trees and make rebuilds by mtime: a file
 # that an earlier tree in KDIR patched (KDIR/patched-files) gets a copy of
 # its own with a new mtime, where a link would carry PRISTINE's old one and
 # make would keep the object built from the patched file.  KDIR/obj without
