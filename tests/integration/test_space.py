@@ -1,7 +1,7 @@
 """Checks on the space campaigns (tests/campaigns/space.conf and
 space-boot.conf, issue #16 item 4): a swap device larger than the virtual
 swap space, a virtual swap space that runs out, and one asked larger than
-a device's reverse map can name."""
+a device's reverse map can name or smaller than the unit it is made of."""
 import re
 
 from test_campaigns import load, runs
@@ -11,11 +11,16 @@ DISK_KB = 70000 * 1024
 VSWAP_SPACE_KB = (1 << 24) * 4
 
 
-def space_run(kernel, slots):
-    found = [r for r in runs("space")
-             if load(r / "run.json")["kernel"] == kernel and f"vswap_slots={slots}\n" in (r / "params").read_text()]
-    assert len(found) == 1, f"the space campaign has {len(found)} runs on {kernel} with vswap_slots={slots}"
+def the_run(campaign, setting, kernel="vswap"):
+    """The one run of CAMPAIGN on KERNEL whose params have the line SETTING."""
+    found = [r for r in runs(campaign)
+             if load(r / "run.json")["kernel"] == kernel and f"{setting}\n" in (r / "params").read_text()]
+    assert len(found) == 1, f"the {campaign} campaign has {len(found)} runs on {kernel} with {setting}"
     return found[0]
+
+
+def space_run(kernel, slots):
+    return the_run("space", f"vswap_slots={slots}", kernel)
 
 
 def truncations(run):
@@ -65,9 +70,7 @@ def test_the_baseline_has_no_virtual_space_to_cut():
 
 
 def space_boot_run(slots):
-    found = [r for r in runs("space-boot") if f"kernel_args=vswap.slots={slots}\n" in (r / "params").read_text()]
-    assert len(found) == 1, f"the space-boot campaign has {len(found)} runs with vswap.slots={slots}"
-    return found[0]
+    return the_run("space-boot", f"kernel_args=vswap.slots={slots}")
 
 
 def test_a_space_asked_beyond_what_a_reverse_map_names_is_cut_to_it_and_said():
