@@ -38,7 +38,8 @@ help:
 	@echo "                nothing rebuilt) into build/kernels/NAME/layout.json and analysis/layouts/"
 	@echo "  image         build the guest image (build/image/)"
 	@echo "  test          unit tests, analysis tests, then the QEMU integration tests"
-	@echo "  checkpatch    checkpatch.pl of the extracted tree on every patch of PATCHES"
+	@echo "  checkpatch    checkpatch.pl of the extracted tree on every patch of PATCHES, and"
+	@echo "                their commit messages (numbering, author, sign-off, no machine paths)"
 	@echo "  build-check   every prefix of PATCHES builds; the series builds without"
 	@echo "                debugfs, without swap (mm/), on i386 (mm/), and with W=1 in mm/ (build/build-check;"
 	@echo "                minutes a prefix on 2 cores; FROM=N starts at patch N,"
@@ -95,9 +96,9 @@ unit-test: $(UNIT_TESTS) guest-bin
 integration-test: kernels image
 	tests/integration.sh
 
-# The extracted tree comes with the kernel builds.
+# The extracted tree comes with the kernel builds.  Both checks run, whichever fails.
 checkpatch: kernel-vswap
-	harness/checkpatch.sh
+	harness/checkpatch.sh; rc=$$?; harness/patch-messages.sh && exit $$rc
 
 build-check: kernel-baseline $(if $(BOOT),image)
 	harness/build-check.sh --from $(or $(FROM),1) $(if $(TO),--to $(TO)) $(if $(BOOT),--boot)
