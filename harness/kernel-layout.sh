@@ -50,6 +50,16 @@ source_of() {
 	(cd "$obj" && realpath -e "$rel") || die "the source of mm/$1.o ($rel) is gone"
 }
 
+# in_build UNIT: whether this build has mm/UNIT.o.  Its command file alone
+# does not say: kbuild leaves the objects of files a series removed in an
+# object directory reused from an earlier one, and their sources are gone.
+in_build() {
+	local rel
+	[ -f "$obj/mm/.$1.o.cmd" ] || return 1
+	rel=$(grep -m1 "^source_mm/$1.o := " "$obj/mm/.$1.o.cmd") || return 1
+	[ -f "$obj/${rel#*:= }" ]
+}
+
 # The probes read the sources: they must be the ones the objects were built
 # from (a tree being re-patched for the next build is not).
 check_built_from() {
@@ -79,7 +89,7 @@ probe() {
 
 vswap=false
 extra=()
-if [ -f "$obj/mm/.vswap.o.cmd" ]; then
+if in_build vswap; then
 	vswap=true
 	extra=(-DVB_HAVE_VSWAP)
 fi
@@ -90,8 +100,8 @@ fi
 {
 	probe common swapfile "${extra[@]}"
 	probe zswap zswap
-	[ -f "$obj/mm/.zsmalloc.o.cmd" ] && probe zsmalloc zsmalloc
-	[ -f "$obj/mm/.swap_cgroup.o.cmd" ] && probe swap_cgroup swap_cgroup
+	in_build zsmalloc && probe zsmalloc zsmalloc
+	in_build swap_cgroup && probe swap_cgroup swap_cgroup
 	$vswap && probe vswap vswap
 } >"$tmp/sizes"
 [ -s "$tmp/sizes" ] || die "the probes gave no sizes"

@@ -79,6 +79,18 @@ cmp -s "$tmp/before" "$tmp/after" && [ ! -e "$tmp/kernels/vswap/layout.json" ] &
 	pass "kernel-layout writes nothing into the kernel's trees" ||
 	fail "kernel-layout writes nothing into the kernel's trees" "$(diff "$tmp/before" "$tmp/after")"
 
+# An object directory reused from a series that still had mm/swap_cgroup.c
+# keeps its object and command file: kbuild leaves what it no longer builds.
+cp "$tmp/kernels/baseline/obj/mm/.swap_cgroup.o.cmd" "$tmp/kernels/baseline/obj/mm/swap_cgroup.o" \
+	"$tmp/kernels/vswap/obj/mm/"
+sed -i "s|$tmp/kernels/baseline|$tmp/kernels/vswap|g" "$tmp/kernels/vswap/obj/mm/.swap_cgroup.o.cmd"
+if "$top/harness/kernel-layout.sh" "$tmp/kernels/vswap" "$tmp/v1.json" 2>"$tmp/err" &&
+	[ "$(field "$tmp/v1.json" '"swap_cgroup" in d["sizes"], d["sizes"]["swp_desc"]')" = "(False, 24)" ]; then
+	pass "kernel-layout skips an object left over from a source the tree no longer has"
+else
+	fail "kernel-layout skips an object left over from a source the tree no longer has" "$(cat "$tmp/err" "$tmp/v1.json" 2>&1)"
+fi
+
 touch "$tmp/kernels/vswap/src/mm/vswap.c"
 touch -d '1 hour ago' "$tmp/kernels/vswap/obj/mm/vswap.o"
 expect_fail "kernel-layout refuses sources newer than the objects built from them" "newer than" \
