@@ -1,0 +1,42 @@
+"""Checks on the no-backend campaign (tests/campaigns/no-backend.conf, issue
+#16, item 2): a group over memory.max that can store no page anywhere is
+OOM-killed on both kernels, and reclaim spends nothing on its anonymous
+pages on the way: none scanned, none swapped, no virtual entry taken.
+
+The vmstat counters are the guest's over the whole run; the bench cgroup is
+the only one under pressure.
+"""
+import pytest
+
+from test_campaigns import load, runs
+
+KERNELS = ("baseline", "vswap")
+BACKENDS = ("none", "zswap-only")
+
+
+def no_backend_run(kernel, backend):
+    found = [r for r in runs("no-backend")
+             if (load(r / "run.json")["kernel"], load(r / "run.json")["backend"]) == (kernel, backend)]
+    assert len(found) == 1, f"{len(found)} no-backend runs for {kernel} {backend}"
+    return found[0]
+
+
+def test_the_campaign_covers_both_kernels_and_both_backends():
+    seen = {(load(r / "run.json")["kernel"], load(r / "run.json")["backend"]) for r in runs("no-backend")}
+    assert seen == {(k, b) for k in KERNELS for b in BACKENDS}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_a_group_with_nowhere_to_swap_is_oom_killed_without_touching_anon(kernel, backend):
+    run = no_backend_run(kernel, backend)
+    status, result = load(run / "status.json"), load(run / "result.json")
+    assert status["status"] == "failed-workload" and "OOM killer" in status["reason"], status
+    assert result["cgroup"]["memory.events"]["oom_kill"] >= 1, result["cgroup"]["memory.events"]
+    delta = result["vmstat_delta"]
+    assert delta["pgscan_anon"] == delta["pgsteal_anon"] == 0, \
+        f"reclaim scanned {delta['pgscan_anon']} anonymous pages that nothing could store"
+    assert delta["pswpout"] == delta["zswpout"] == delta["swpout_zero"] == 0, delta
+    assert result["cgroup"]["memory.stat"]["swapcached"] == 0, result["cgroup"]["memory.stat"]
+    if kernel == "vswap":
+        assert result["vswap"]["used"] == 0, result["vswap"]
