@@ -14,11 +14,11 @@ KERNELS = ("baseline", "vswap")
 BACKENDS = ("none", "zswap-only")
 
 
-def no_backend_run(kernel, backend):
+def no_backend_runs(kernel, backend):
     found = [r for r in runs("no-backend")
              if (load(r / "run.json")["kernel"], load(r / "run.json")["backend"]) == (kernel, backend)]
-    assert len(found) == 1, f"{len(found)} no-backend runs for {kernel} {backend}"
-    return found[0]
+    assert found, f"no no-backend run for {kernel} {backend}"
+    return found
 
 
 def test_the_campaign_covers_both_kernels_and_both_backends():
@@ -29,14 +29,14 @@ def test_the_campaign_covers_both_kernels_and_both_backends():
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_a_group_with_nowhere_to_swap_is_oom_killed_without_touching_anon(kernel, backend):
-    run = no_backend_run(kernel, backend)
-    status, result = load(run / "status.json"), load(run / "result.json")
-    assert status["status"] == "failed-workload" and "OOM killer" in status["reason"], status
-    assert result["cgroup"]["memory.events"]["oom_kill"] >= 1, result["cgroup"]["memory.events"]
-    delta = result["vmstat_delta"]
-    assert delta["pgscan_anon"] == delta["pgsteal_anon"] == 0, \
-        f"reclaim scanned {delta['pgscan_anon']} anonymous pages that nothing could store"
-    assert delta["pswpout"] == delta["zswpout"] == delta["swpout_zero"] == 0, delta
-    assert result["cgroup"]["memory.stat"]["swapcached"] == 0, result["cgroup"]["memory.stat"]
-    if kernel == "vswap":
-        assert result["vswap"]["used"] == 0, result["vswap"]
+    for run in no_backend_runs(kernel, backend):
+        status, result = load(run / "status.json"), load(run / "result.json")
+        assert status["status"] == "failed-workload" and "OOM killer" in status["reason"], (run.name, status)
+        assert result["cgroup"]["memory.events"]["oom_kill"] >= 1, (run.name, result["cgroup"]["memory.events"])
+        delta = result["vmstat_delta"]
+        assert delta["pgscan_anon"] == delta["pgsteal_anon"] == 0, \
+            f"{run.name}: reclaim scanned {delta['pgscan_anon']} anonymous pages that nothing could store"
+        assert delta["pswpout"] == delta["zswpout"] == delta["swpout_zero"] == 0, (run.name, delta)
+        assert result["cgroup"]["memory.stat"]["swapcached"] == 0, (run.name, result["cgroup"]["memory.stat"])
+        if kernel == "vswap":
+            assert result["vswap"]["used"] == 0, (run.name, result["vswap"])
