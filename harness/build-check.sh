@@ -13,7 +13,8 @@
 #               agent (python3 -m vswap_bench boot-check; under TCG about
 #               half a minute a prefix).
 #   no-debugfs  the whole series with CONFIG_DEBUG_FS=n (the vswap check and
-#               its helpers exist only with debugfs).
+#               its helpers exist only with debugfs).  These builds and the
+#               three below fail on a warning in a file the series changes.
 #   no-debug-vswap  the whole series with debugfs but without the vswap
 #               variant's fragment (CONFIG_DEBUG_VSWAP=n): a production
 #               kernel's config.  The prefixes build without it too; the
@@ -106,6 +107,22 @@ src=$work/prefixes/kernels/vswap/src
 obj_x86=$work/prefixes/kernels/vswap/obj
 [ -f "$src/.vb-tree" ] || die "the series' tree was not prepared ($src)"
 kmake() { make -s -C "$src" CC="ccache gcc" "$@"; }
+
+# The guest config has no CONFIG_WERROR: a variant passes when it builds
+# and the compiler warned of nothing in a file the series changes (an
+# unused function in the no-debugfs build is a warning, not an error).
+series_files=$(for p in "${patches[@]}"; do sed -n 's|^+++ b/\(.*\)$|\1|p' "$p"; done | sort -u)
+report() { # report NAME RC OUTPUT
+	local warnings
+	warnings=$(warnings_in "$series_files" <<<"$3")
+	if [ "$2" -ne 0 ]; then
+		fail "$1" "$(grep -m3 -E 'error|warning' <<<"$3" | tr '\n' ' ')"
+	elif [ -n "$warnings" ]; then
+		fail "$1" "warnings in the series' files: $(head -n3 <<<"$warnings" | tr '\n' ' ')"
+	else
+		pass "$1"
+	fi
+}
 export CCACHE_BASEDIR=$work KBUILD_BUILD_TIMESTAMP=vswap-bench KBUILD_BUILD_USER=vb KBUILD_BUILD_HOST=vb
 
 # config_from OBJ ARCH SET...: the guest config of ARCH in OBJ, with the
@@ -124,41 +141,29 @@ config_from() {
 }
 
 obj=$work/no-debugfs
-if out=$({ config_from "$obj" x86_64 CONFIG_DEBUG_FS=n &&
+out=$({ config_from "$obj" x86_64 CONFIG_DEBUG_FS=n &&
 	! grep -q '^CONFIG_DEBUG_FS=y' "$obj/.config" &&
-	kmake O="$obj" ARCH=x86_64 -j"$(nproc)" bzImage; } 2>&1); then
-	pass "no-debugfs"
-else
-	fail "no-debugfs" "$(grep -m3 -E 'error|warning' <<<"$out" | tr '\n' ' ')"
-fi
+	kmake O="$obj" ARCH=x86_64 -j"$(nproc)" bzImage; } 2>&1)
+report no-debugfs $? "$out"
 
 # The test interfaces (vswap/verify and the rest of CONFIG_DEBUG_VSWAP) off,
 # as in a production kernel: the config without the vswap fragment.
 obj=$work/no-debug-vswap
-if out=$({ config_from "$obj" x86_64 &&
+out=$({ config_from "$obj" x86_64 &&
 	grep -q '^CONFIG_DEBUG_FS=y' "$obj/.config" && ! grep -q '^CONFIG_DEBUG_VSWAP=y' "$obj/.config" &&
-	kmake O="$obj" ARCH=x86_64 -j"$(nproc)" bzImage; } 2>&1); then
-	pass "no-debug-vswap"
-else
-	fail "no-debug-vswap" "$(grep -m3 -E 'error|warning' <<<"$out" | tr '\n' ' ')"
-fi
+	kmake O="$obj" ARCH=x86_64 -j"$(nproc)" bzImage; } 2>&1)
+report no-debug-vswap $? "$out"
 
 obj=$work/no-swap
-if out=$({ config_from "$obj" x86_64 CONFIG_SWAP=n &&
+out=$({ config_from "$obj" x86_64 CONFIG_SWAP=n &&
 	! grep -q '^CONFIG_SWAP=y' "$obj/.config" &&
-	kmake O="$obj" ARCH=x86_64 -j"$(nproc)" mm/; } 2>&1); then
-	pass "no-swap"
-else
-	fail "no-swap" "$(grep -m3 -E 'error|warning' <<<"$out" | tr '\n' ' ')"
-fi
+	kmake O="$obj" ARCH=x86_64 -j"$(nproc)" mm/; } 2>&1)
+report no-swap $? "$out"
 
 obj=$work/i386
-if out=$({ config_from "$obj" i386 &&
-	kmake O="$obj" ARCH=i386 -j"$(nproc)" mm/ kernel/power/; } 2>&1); then
-	pass "i386"
-else
-	fail "i386" "$(grep -m3 -E 'error|warning' <<<"$out" | tr '\n' ' ')"
-fi
+out=$({ config_from "$obj" i386 &&
+	kmake O="$obj" ARCH=i386 -j"$(nproc)" mm/ kernel/power/; } 2>&1)
+report i386 $? "$out"
 
 # W=1: the warnings of the series' own mm/ files, against those of the same
 # files in the pristine tree (built in a scratch copy of the same config).

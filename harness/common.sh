@@ -99,6 +99,19 @@ forward_signals() {
 	return "$rc"
 }
 
+# warnings_in FILES: the compiler warnings on stdin that are about one of
+# FILES (paths from the kernel tree's top, a line each), wherever the tree
+# was built from (kbuild names a source by a path relative to its object
+# directory, or absolute).
+warnings_in() {
+	awk 'NR == FNR { if ($0 != "") files[$0] = 1; next }
+	     / warning: / {
+		path = $0; sub(/:.*/, "", path)
+		for (f in files)
+			if (path == f || substr(path, length(path) - length(f)) == "/" f) { print; next }
+	     }' <(printf '%s\n' "$1") -
+}
+
 # series_patches DIR: the patch files of a quilt series, in order.
 series_patches() {
 	local dir=$1 line

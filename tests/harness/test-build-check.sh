@@ -66,4 +66,17 @@ line=$(grep '^FAIL boot-01' <<<"$out")
 	pass "build-check fails a prefix that does not boot, and says why" ||
 	fail "build-check fails a prefix that does not boot, and says why" "exit $rc: $out"
 
+# The variants' warning filter (harness/common.sh warnings_in), on what gcc
+# printed for the series the review read (0001-0016 of 0a2f86a) built without
+# debugfs: that build passed, as the guest config has no CONFIG_WERROR.
+output="make[3]: Entering directory '/k/no-debugfs'
+../prefixes/kernels/vswap/src/mm/vswap.c:1568:13: warning: ‘vswap_verify’ defined but not used [-Wunused-function]
+ 1568 | static long vswap_verify(struct seq_file *m)
+/k/src/fs/ext4/inode.c:10:1: warning: a file the series leaves alone
+../src/xmm/vswap.c:1:1: warning: another file whose name ends the same"
+found=$(. "$top/harness/common.sh" && warnings_in "$(printf 'mm/vswap.c\nmm/swapfile.c\n')" <<<"$output")
+[ "$found" = "../prefixes/kernels/vswap/src/mm/vswap.c:1568:13: warning: ‘vswap_verify’ defined but not used [-Wunused-function]" ] &&
+	pass "a warning in a file the series changes is found, others are not" ||
+	fail "a warning in a file the series changes is found, others are not" "$found"
+
 summary build-check
