@@ -126,11 +126,16 @@ report() { # report NAME RC OUTPUT
 export CCACHE_BASEDIR=$work KBUILD_BUILD_TIMESTAMP=vswap-bench KBUILD_BUILD_USER=vb KBUILD_BUILD_HOST=vb
 
 # config_from OBJ ARCH SET...: the guest config of ARCH in OBJ, with the
-# CONFIG_X=y|n of SET on top.
+# CONFIG_X=y|n of SET on top, and no object of the series' C files: the
+# build compiles them again (ccache makes it cheap), so their warnings are
+# printed in every check, not only in the one that first built them.
 config_from() {
-	local obj=$1 arch=$2 opt
+	local obj=$1 arch=$2 opt f
 	shift 2
 	mkdir -p "$obj"
+	for f in $series_files; do
+		[[ $f == *.c ]] && rm -f "$obj/${f%.c}.o"
+	done
 	kmake O="$obj" ARCH="$arch" tinyconfig >/dev/null &&
 		(cd "$obj" && "$src/scripts/kconfig/merge_config.sh" -m .config \
 			"$src/kernel/configs/kvm_guest.config" "$top/kernel-patches/configs/guest.config" >/dev/null) || return 1
