@@ -172,7 +172,7 @@ report i386 $? "$out"
 
 # W=1: the warnings of the series' own mm/ files, against those of the same
 # files in the pristine tree (built in a scratch copy of the same config).
-changed=$(for p in "${patches[@]}"; do sed -n 's|^+++ b/\(mm/[^ ]*\.c\)$|\1|p' "$p"; done | sort -u)
+changed=$(grep '^mm/[^ ]*\.c$' <<<"$series_files")
 w1_warnings() { # w1_warnings TREE OBJ: "file: warning" lines of the changed files
 	local tree=$1 o=$2 f objs=()
 	for f in $changed; do

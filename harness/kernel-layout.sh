@@ -42,11 +42,18 @@ saved_command() {
 	sed -E 's/ -Wp,-MMD,[^ ]+//; s/ -c -o [^ ]+ [^ ]+ *$//' <<<"$line"
 }
 
+# source_rel UNIT: the path of the mm/UNIT.c the object was built from, as
+# its command file names it (relative to the object directory).
+source_rel() {
+	local rel
+	rel=$(grep -m1 "^source_mm/$1.o := " "$obj/mm/.$1.o.cmd" 2>/dev/null) || return 1
+	echo "${rel#*:= }"
+}
+
 # source_of UNIT: the absolute path of the mm/UNIT.c the object was built from.
 source_of() {
 	local rel
-	rel=$(grep -m1 "^source_mm/$1.o := " "$obj/mm/.$1.o.cmd") || die "no source line in $obj/mm/.$1.o.cmd"
-	rel=${rel#*:= }
+	rel=$(source_rel "$1") || die "no source line in $obj/mm/.$1.o.cmd"
 	(cd "$obj" && realpath -e "$rel") || die "the source of mm/$1.o ($rel) is gone"
 }
 
@@ -55,9 +62,7 @@ source_of() {
 # object directory reused from an earlier one, and their sources are gone.
 in_build() {
 	local rel
-	[ -f "$obj/mm/.$1.o.cmd" ] || return 1
-	rel=$(grep -m1 "^source_mm/$1.o := " "$obj/mm/.$1.o.cmd") || return 1
-	[ -f "$obj/${rel#*:= }" ]
+	rel=$(source_rel "$1") && [ -f "$obj/$rel" ]
 }
 
 # The probes read the sources: they must be the ones the objects were built

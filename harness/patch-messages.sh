@@ -15,7 +15,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 series_dir=${1:-$PATCHES}
 patches=$(series_patches "$series_dir") || exit
 total=$(grep -c . <<<"$patches")
-author=$(grep -m1 '^From: ' "$(head -n1 <<<"$patches")" | sed 's/^From: //')
+author_of() { grep -m1 '^From: ' | sed 's/^From: //'; } # author_of <MESSAGE
+author=$(author_of <"$(head -n1 <<<"$patches")")
 [ -n "$author" ] || die "the first patch of $series_dir has no From: line"
 
 # Absolute paths of a build machine, and this repository's own top-level
@@ -38,7 +39,7 @@ while read -r patch; do
 	else
 		problems+=("subject is not \"[PATCH $n/$total] ...\": ${subject:-none}")
 	fi
-	from=$(grep -m1 '^From: ' <<<"$message" | sed 's/^From: //')
+	from=$(author_of <<<"$message")
 	[ "$from" = "$author" ] || problems+=("author \"$from\", the series' is \"$author\"")
 	grep -qxF "Signed-off-by: $author" <<<"$message" || problems+=("no \"Signed-off-by: $author\"")
 	body=$(sed '1,/^$/d' <<<"$message")

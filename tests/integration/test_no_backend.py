@@ -14,15 +14,19 @@ KERNELS = ("baseline", "vswap")
 BACKENDS = ("none", "zswap-only")
 
 
+def kernel_and_backend(run):
+    record = load(run / "run.json")
+    return record["kernel"], record["backend"]
+
+
 def no_backend_runs(kernel, backend):
-    found = [r for r in runs("no-backend")
-             if (load(r / "run.json")["kernel"], load(r / "run.json")["backend"]) == (kernel, backend)]
+    found = [r for r in runs("no-backend") if kernel_and_backend(r) == (kernel, backend)]
     assert found, f"no no-backend run for {kernel} {backend}"
     return found
 
 
 def test_the_campaign_covers_both_kernels_and_both_backends():
-    seen = {(load(r / "run.json")["kernel"], load(r / "run.json")["backend"]) for r in runs("no-backend")}
+    seen = {kernel_and_backend(r) for r in runs("no-backend")}
     assert seen == {(k, b) for k in KERNELS for b in BACKENDS}
 
 
