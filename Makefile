@@ -19,7 +19,8 @@ GUEST_BINS := $(addprefix $(GUEST_BIN_DIR)/,$(GUEST_PROGS))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(HOST_TEST_DIR)/%,$(wildcard tests/unit/*.c))
 
 .PHONY: help setup kernels kernel-baseline kernel-vswap kernels-debug kernel-baseline-debug kernel-vswap-debug \
-	kernels-kasan kernel-baseline-kasan kernel-vswap-kasan kernel-layout \
+	kernels-kasan kernel-baseline-kasan kernel-vswap-kasan \
+	kernels-kcsan kernel-baseline-kcsan kernel-vswap-kcsan kernel-layout \
 	guest-bin image \
 	test unit-test integration-test checkpatch build-check report clean distclean
 
@@ -34,6 +35,8 @@ help:
 	@echo "                (build/kernels/{baseline,vswap}-debug; a campaign's kernel=vswap-debug)"
 	@echo "  kernels-kasan the debug kernels plus KASAN (kernel-patches/configs/kasan.config;"
 	@echo "                a build of about an hour on 2 cores; kernel=vswap-kasan)"
+	@echo "  kernels-kcsan the debug kernels plus KCSAN on the C files of PATCHES, in both"
+	@echo "                (kernel-patches/configs/kcsan.config; kernel=vswap-kcsan)"
 	@echo "  kernel-layout the swap structure sizes of the built kernels (from their obj/ trees,"
 	@echo "                nothing rebuilt) into build/kernels/NAME/layout.json and analysis/layouts/"
 	@echo "  image         build the guest image (build/image/)"
@@ -61,7 +64,9 @@ kernel-baseline kernel-vswap: kernel-%:
 # A campaign names these kernel=baseline-debug, vswap-kasan, ...
 kernels-debug: kernel-baseline-debug kernel-vswap-debug
 kernels-kasan: kernel-baseline-kasan kernel-vswap-kasan
-kernel-baseline-debug kernel-vswap-debug kernel-baseline-kasan kernel-vswap-kasan:
+kernels-kcsan: kernel-baseline-kcsan kernel-vswap-kcsan
+kernel-baseline-debug kernel-vswap-debug kernel-baseline-kasan kernel-vswap-kasan \
+kernel-baseline-kcsan kernel-vswap-kcsan:
 	harness/setup.sh --check
 	harness/build-kernel.sh $(patsubst kernel-%,%,$@)
 

@@ -111,7 +111,7 @@ kmake() { make -s -C "$src" CC="ccache gcc" "$@"; }
 # The guest config has no CONFIG_WERROR: a variant passes when it builds
 # and the compiler warned of nothing in a file the series changes (an
 # unused function in the no-debugfs build is a warning, not an error).
-series_files=$(for p in "${patches[@]}"; do sed -n 's|^+++ b/\(.*\)$|\1|p' "$p"; done | sort -u)
+series_files=$(series_sources "${patches[@]}")
 report() { # report NAME RC OUTPUT
 	local warnings
 	warnings=$(warnings_in "$series_files" <<<"$3")

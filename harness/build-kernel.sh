@@ -7,7 +7,10 @@
 # KERNEL_BUILDS).  VARIANT is "baseline" (the pristine tree) or "vswap" (the
 # same tree plus the quilt series in PATCHES).  FLAVOUR is "guest" (KERNEL is
 # VARIANT), "debug" (adds kernel-patches/configs/debug.config: lockdep,
-# DEBUG_VM) or "kasan" (debug.config plus kasan.config; a much longer build);
+# DEBUG_VM), "kasan" (debug.config plus kasan.config; a much longer build) or
+# "kcsan" (debug.config plus kcsan.config, with the data-race instrumentation
+# on the C files the series in PATCHES changes only: the same files in both
+# variants, so a report on the baseline is not the series');
 # the vswap variant adds VSWAP_CONFIG (kernel-patches/configs/vswap.config:
 # options only the series has).  Output, in $BUILD_DIR/kernels/KERNEL/:
 # bzImage, .config, kernel.json and System.map (the symbols an instruction
@@ -35,6 +38,7 @@ fragments=("$configs/guest.config")
 case $flavour in
 debug) fragments+=("$configs/debug.config") ;;
 kasan) fragments+=("$configs/debug.config" "$configs/kasan.config") ;;
+kcsan) fragments+=("$configs/debug.config" "$configs/kcsan.config") ;;
 esac
 if [ "$variant" = vswap ] && [ -n "$VSWAP_CONFIG" ]; then
 	[ -f "$VSWAP_CONFIG" ] || die "VSWAP_CONFIG=$VSWAP_CONFIG: no such config fragment"
@@ -83,8 +87,19 @@ if [ "$variant" = vswap ]; then
 fi
 patch_ids=()
 for p in "${patches[@]}"; do patch_ids+=("$(basename "$p"):$(sha256_of "$p")"); done
+# KCSAN's instrumentation: on for the series' C files only (kcsan_switches).
+sanitized=()
+if [ "$flavour" = kcsan ]; then
+	[ -d "$PATCHES" ] || die "PATCHES=$PATCHES is not a directory (the kcsan kernels instrument its files)"
+	series=$(series_patches "$PATCHES") || exit
+	mapfile -t series_list <<<"$series"
+	mapfile -t sanitized < <(series_sources "${series_list[@]}" | grep '\.c$')
+	[ ${#sanitized[@]} -gt 0 ] || die "the series in $PATCHES changes no C file: nothing for KCSAN to instrument"
+fi
 gcc_version=$(gcc --version | head -n1)
-input_id=$(sha256_str "$src_id ${patch_ids[*]} $(cat "${fragments[@]}") $gcc_version $flavour")
+# (The instrumented files are added only when there are some: every other
+# kernel keeps its input_id and kernel_id.)
+input_id=$(sha256_str "$src_id ${patch_ids[*]} $(cat "${fragments[@]}") $gcc_version $flavour${sanitized[*]:+ ${sanitized[*]}}")
 
 if [ -f "$kdir/bzImage" ] && [ "$(json_string_field "$kdir/kernel.json" input_id)" = "$input_id" ]; then
 	log "$name kernel is up to date ($kdir)"
@@ -113,6 +128,10 @@ kmake=(make -s -C "$kdir/src" O="$obj" ARCH=x86_64)
 if command -v ccache >/dev/null; then
 	export CCACHE_BASEDIR=$BUILD_DIR/kernels CCACHE_NOHASHDIR=1
 	kmake+=(CC="ccache gcc")
+fi
+if [ ${#sanitized[@]} -gt 0 ]; then
+	mapfile -t switches < <(kcsan_switches "${sanitized[@]}")
+	kmake+=("${switches[@]}")
 fi
 "${kmake[@]}" tinyconfig >/dev/null
 (cd "$obj" && "$kdir/src/scripts/kconfig/merge_config.sh" -m .config \
@@ -144,18 +163,36 @@ log "building $name kernel ($kver, -j$(nproc)) in $obj"
 start=$(date +%s)
 "${kmake[@]}" -j"$(nproc)" bzImage
 build_seconds=$(( $(date +%s) - start ))
+# The switch is a make variable a kbuild change could ignore without a
+# word: an instrumented object calls KCSAN's __tsan_* hooks, any other
+# does not.
+if [ ${#sanitized[@]} -gt 0 ]; then
+	for f in "${sanitized[@]}"; do
+		o=$obj/${f%.c}.o
+		[ -f "$o" ] || continue
+		grep -q ' __tsan_' <<<"$(nm -u "$o")" || die "KCSAN did not instrument $f (no __tsan_ call in $o)"
+	done
+	for o in mm/page_alloc.o drivers/base/memory.o; do
+		[[ " ${sanitized[*]} " == *" ${o%.o}.c "* ]] || [ ! -f "$obj/$o" ] ||
+			! grep -q ' __tsan_' <<<"$(nm -u "$obj/$o")" ||
+			die "KCSAN instrumented $o, which the series does not change"
+	done
+fi
 cp "$obj/arch/x86/boot/bzImage" "$kdir/bzImage"
 cp "$obj/.config" "$kdir/config"
 cp "$obj/System.map" "$kdir/System.map"
 
 config_sha=$(sha256_of "$obj/.config")
-kernel_id=$(sha256_str "$kver ${patch_ids[*]} $config_sha $gcc_version")
+kernel_id=$(sha256_str "$kver ${patch_ids[*]} $config_sha $gcc_version${sanitized[*]:+ ${sanitized[*]}}")
 patch_fields=(patches:=[])
+sanitized_fields=()
+[ ${#sanitized[@]} -eq 0 ] || sanitized_fields=(kcsan_sanitized:=[])
+for f in "${sanitized[@]}"; do sanitized_fields+=("kcsan_sanitized+=$f"); done
 for id in "${patch_ids[@]}"; do patch_fields+=("patches+=$id"); done
 vswap_bench write-record "$kdir/kernel.json" name="$name" variant="$variant" flavour="$flavour" \
 	kernel_id="${kernel_id:0:16}" input_id="$input_id" base_version="$kver" source="$KERNEL_SRC" \
 	source_id="$src_id" "${patch_fields[@]}" config_sha256="$config_sha" gcc_version="$gcc_version" \
-	ccache:="$(command -v ccache >/dev/null && echo true || echo false)" build_seconds:="$build_seconds" \
+	"${sanitized_fields[@]}" ccache:="$(command -v ccache >/dev/null && echo true || echo false)" build_seconds:="$build_seconds" \
 	built_at="$(date -u +%FT%TZ)" || die "cannot write $kdir/kernel.json"
 # The sizes of its swap structures, from this build (the overhead model's input;
 # `make kernel-layout` copies them into analysis/layouts/).  A probe that no

@@ -112,6 +112,34 @@ warnings_in() {
 	     }' <(printf '%s\n' "$1") -
 }
 
+# series_sources PATCH...: the files the patches change (paths from the
+# kernel tree's top, sorted, a line each).
+series_sources() {
+	local p
+	for p in "$@"; do sed -n 's|^+++ b/\(.*\)$|\1|p' "$p"; done | sort -u
+}
+
+# kcsan_switches FILE.c...: the make arguments that turn KCSAN's
+# instrumentation off everywhere but in FILEs (paths from the tree's top), a
+# line each.  kbuild's per-object switch (scripts/Makefile.lib) is
+# KCSAN_SANITIZE_<stem>.o, ahead of the directory's KCSAN_SANITIZE, and it is
+# keyed by the stem alone: a stem may also name boot code that cannot call
+# KCSAN (arch/x86/boot/memory.c beside mm/memory.c).  So each switch is "y"
+# only in the directories of the FILEs of its stem, which kbuild's $(obj)
+# names where the switch is expanded.
+kcsan_switches() {
+	local f stem
+	declare -A dirs_of=()
+	for f in "$@"; do
+		stem=${f##*/}; stem=${stem%.c}
+		dirs_of[$stem]+="${dirs_of[$stem]:+ }${f%/*}"
+	done
+	echo KCSAN_SANITIZE=n
+	for stem in "${!dirs_of[@]}"; do
+		printf 'KCSAN_SANITIZE_%s.o=$(if $(filter %s,$(obj)),y,n)\n' "$stem" "${dirs_of[$stem]}"
+	done | sort
+}
+
 # series_patches DIR: the patch files of a quilt series, in order.
 series_patches() {
 	local dir=$1 line

@@ -46,6 +46,17 @@ def test_a_kernel_report_of_each_kind_is_seen_on_both_sides(tmp_path):
     assert outcome.first_line(outcome.CRASH_PATTERN, kmsg.read_text()) == "BUG: KASAN: use-after-free in zswap_store"
 
 
+def test_a_data_race_report_ends_the_run_with_the_race_as_its_reason():
+    # The kcsan kernels (make kernels-kcsan) report a race this way and go on; campaigns/debug-kcsan.conf
+    # counts on the run failing on it.
+    serial = ("[ 1.0] ok\n[ 9.1] ==================================================================\n"
+              "[ 9.1] BUG: KCSAN: data-race in vswap_free_dead / vswap_swap_count\n"
+              "[ 9.1] write to 0xffff888003a1c010 of 8 bytes by task 93 on cpu 1:\n")
+    assert outcome.first_line(outcome.CRASH_PATTERN, serial) == (
+        "BUG: KCSAN: data-race in vswap_free_dead / vswap_swap_count")
+    assert outcome.kernel_warnings(serial) == 0
+
+
 def test_no_other_file_keeps_a_copy_of_a_pattern():
     regexes = [regex.pattern for _, regex in outcome.PATTERNS.values() if len(regex.pattern) > 8]
     files = [AGENT, *TOP.glob("workloads/*/run"), *TOP.glob("vswap_bench/*.py"), TOP / "harness" / "common.sh"]
