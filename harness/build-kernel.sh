@@ -93,7 +93,8 @@ if [ "$flavour" = kcsan ]; then
 	[ -d "$PATCHES" ] || die "PATCHES=$PATCHES is not a directory (the kcsan kernels instrument its files)"
 	series=$(series_patches "$PATCHES") || exit
 	mapfile -t series_list <<<"$series"
-	mapfile -t sanitized < <(series_sources "${series_list[@]}" | grep '\.c$')
+	# The kernel's own C files: not the selftests' user-space programs.
+	mapfile -t sanitized < <(series_sources "${series_list[@]}" | grep -v '^tools/' | grep '\.c$')
 	[ ${#sanitized[@]} -gt 0 ] || die "the series in $PATCHES changes no C file: nothing for KCSAN to instrument"
 fi
 gcc_version=$(gcc --version | head -n1)
