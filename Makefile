@@ -20,7 +20,8 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(HOST_TEST_DIR)/%,$(wildcard tests/unit
 
 .PHONY: help setup kernels kernel-baseline kernel-vswap kernels-debug kernel-baseline-debug kernel-vswap-debug \
 	kernels-kasan kernel-baseline-kasan kernel-vswap-kasan \
-	kernels-kcsan kernel-baseline-kcsan kernel-vswap-kcsan kernel-layout \
+	kernels-kcsan kernel-baseline-kcsan kernel-vswap-kcsan kernels-kcsan-strict \
+	kernel-baseline-kcsan-strict kernel-vswap-kcsan-strict kernel-layout \
 	guest-bin image \
 	test unit-test integration-test checkpatch build-check report clean distclean
 
@@ -37,6 +38,8 @@ help:
 	@echo "                a build of about an hour on 2 cores; kernel=vswap-kasan)"
 	@echo "  kernels-kcsan the debug kernels plus KCSAN on the C files of PATCHES, in both"
 	@echo "                (kernel-patches/configs/kcsan.config; kernel=vswap-kcsan)"
+	@echo "  kernels-kcsan-strict  the same with KCSAN's strict rules (configs/kcsan-strict.config;"
+	@echo "                kernel=vswap-kcsan-strict)"
 	@echo "  kernel-layout the swap structure sizes of the built kernels (from their obj/ trees,"
 	@echo "                nothing rebuilt) into build/kernels/NAME/layout.json and analysis/layouts/"
 	@echo "  image         build the guest image (build/image/)"
@@ -65,8 +68,9 @@ kernel-baseline kernel-vswap: kernel-%:
 kernels-debug: kernel-baseline-debug kernel-vswap-debug
 kernels-kasan: kernel-baseline-kasan kernel-vswap-kasan
 kernels-kcsan: kernel-baseline-kcsan kernel-vswap-kcsan
+kernels-kcsan-strict: kernel-baseline-kcsan-strict kernel-vswap-kcsan-strict
 kernel-baseline-debug kernel-vswap-debug kernel-baseline-kasan kernel-vswap-kasan \
-kernel-baseline-kcsan kernel-vswap-kcsan:
+kernel-baseline-kcsan kernel-vswap-kcsan kernel-baseline-kcsan-strict kernel-vswap-kcsan-strict:
 	harness/setup.sh --check
 	harness/build-kernel.sh $(patsubst kernel-%,%,$@)
 

@@ -22,6 +22,8 @@ RUN_COLUMNS = [
     "settings", "repetition", "warmup",
     "accelerator", "timing_mode", "image_id", "hostname", "qemu", "status", "reason", "started", "finished",
 ]
+# One row per distinct kernel report (qemu.json's kernel_reports) of a run.
+REPORT_COLUMNS = ["run_id", "kernel", "kernel_id", "report", "count"]
 METRIC_COLUMNS = [
     "run_id", "config_hash", "kernel", "kernel_id", "workload", "backend", "memory_max", "pressure", "params",
     "settings",
@@ -48,6 +50,7 @@ class Campaign:
     metrics: pd.DataFrame
     kernels: dict  # kernel label -> kernel.json document (first seen)
     problems: list = field(default_factory=list)
+    kernel_reports: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=REPORT_COLUMNS))
 
     @property
     def name(self) -> str:
@@ -132,6 +135,7 @@ class _RunReader:
     def __init__(self):
         self.problems: list[Problem] = []
         self.kernels: dict = {}
+        self.kernel_reports: list[dict] = []
 
     def report(self, run_id: str, file: str, message: str):
         self.problems.append(Problem(run_id, file, message))
@@ -170,6 +174,7 @@ class _RunReader:
         record["accelerator"] = record["accelerator"] or (status or {}).get("accelerator") or "unknown"
         if record["status"] not in schema.KNOWN_STATUSES and status is not None:
             self.report(run_dir.name, schema.STATUS_FILE, f"unknown status {record['status']!r}")
+        self._read_kernel_reports(run_dir, record)
         if record["status"] != schema.STATUS_DONE:
             return record, []
         result = self.read(run_dir, schema.RESULT_FILE)
@@ -186,6 +191,19 @@ class _RunReader:
             self.report(run_dir.name, schema.RESULT_FILE, f"no {' or '.join(missing)} metric: wall_s or cpu.stat "
                                                           f"is missing or not a number; its other metrics are kept")
         return record, rows
+
+    def _read_kernel_reports(self, run_dir: Path, record: dict):
+        """qemu.json's kernel_reports (absent before the runner kept them, and in a run QEMU never ended)."""
+        if not (run_dir / schema.QEMU_FILE).exists():
+            return
+        qemu = self.read(run_dir, schema.QEMU_FILE, versioned=False) or {}
+        reports = qemu.get("kernel_reports", {})
+        if not isinstance(reports, dict) or not all(isinstance(n, int) and n > 0 for n in reports.values()):
+            self.report(run_dir.name, schema.QEMU_FILE, "kernel_reports is not a map of report to count; ignored")
+            return
+        self.kernel_reports.extend({"run_id": record["run_id"], "kernel": record["kernel"],
+                                    "kernel_id": record["kernel_id"], "report": report, "count": count}
+                                   for report, count in reports.items())
 
     def _remember_kernel(self, run_dir: Path, kernel: str):
         if kernel in self.kernels or not (run_dir / schema.KERNEL_FILE).exists():
@@ -236,4 +254,5 @@ def load_campaign(path) -> Campaign:
     runs = pd.DataFrame(records, columns=RUN_COLUMNS)
     metrics = pd.DataFrame(metric_records, columns=METRIC_COLUMNS)
     metrics["value"] = metrics["value"].astype(float)
-    return Campaign(path, plan, runs, metrics, reader.kernels, reader.problems)
+    return Campaign(path, plan, runs, metrics, reader.kernels, reader.problems,
+                    pd.DataFrame(reader.kernel_reports, columns=REPORT_COLUMNS))

@@ -103,6 +103,31 @@ def runs_section(campaign: Campaign) -> Section:
     return section
 
 
+def kernel_reports_table(campaign: Campaign) -> pd.DataFrame:
+    """Each distinct kernel report, and per kernel in how many of its runs it came and how often: the
+    reports of one kernel only are those the other did not hit."""
+    reports = campaign.kernel_reports
+    ended = campaign.runs[campaign.runs["status"] != "not-started"].groupby("kernel")["run_id"].nunique()
+    table = pd.DataFrame({"report": pd.unique(reports["report"])})
+    for kernel, runs in ended.items():
+        of_kernel = reports[reports["kernel"] == kernel].groupby("report")
+        counts = table["report"].map(of_kernel["count"].sum()).fillna(0).astype(int)
+        hit = table["report"].map(of_kernel["run_id"].nunique()).fillna(0).astype(int)
+        table[kernel] = [f"{h}/{runs} runs, {c}x" if h else "-" for h, c in zip(hit, counts)]
+    return table
+
+
+def kernel_reports_section(campaign: Campaign) -> Section:
+    section = Section("Kernel reports")
+    if campaign.kernel_reports.empty:
+        section.text("No run's kernel printed a report (a line of guest-image/agent/kernel-log.patterns).")
+        return section
+    section.table(kernel_reports_table(campaign),
+                  "Each distinct report line of the guest kernels (offsets, addresses, CPU and task taken out): "
+                  "the runs of each kernel that printed it, and how many times")
+    return section
+
+
 def systime_section(table: pd.DataFrame, base: str, new: str, images: list, caveat: str) -> Section:
     section = Section("Sys-time table (cover letter shape)")
     if table.empty:
@@ -297,6 +322,7 @@ def _write_report(campaign: Campaign, out_dir: Path, base: str, new: str, swap_b
         verdicts_section(judged, base, new),
         provenance_section(campaign),
         runs_section(campaign),
+        kernel_reports_section(campaign),
         systime_section(systime, base, new, plots.forest_plot(systime, out_dir, base, new), caveat),
         images_section("Every repetition", plots.repetition_plots(metrics, out_dir),
                        "box per backend and kernel, every repetition as a dot", caveat),
@@ -316,7 +342,7 @@ def _write_report(campaign: Campaign, out_dir: Path, base: str, new: str, swap_b
         "overhead-scaled": scaled, "overhead-reads": reads,
         "runs": campaign.runs, "problems": pd.DataFrame([vars(p) for p in campaign.problems],
                                                         columns=["run_id", "file", "message"]),
-        "metrics": metrics,
+        "metrics": metrics, "kernel-reports": campaign.kernel_reports,
     })
     title = f"vswap-bench report: {campaign.name}"
     generated = f"Generated {datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ} by /usr/bin/python3 -m analysis report."

@@ -18,6 +18,7 @@ RUN_FILE = "run.json"
 STATUS_FILE = "status.json"
 RESULT_FILE = "result.json"
 KERNEL_FILE = "kernel.json"
+QEMU_FILE = "qemu.json"  # the runner's view of the guest: its kernel_reports
 CAMPAIGN_FILE = "campaign.json"
 
 # Metrics every done run must give (from result.json's wall_s and cgroup cpu.stat): a run without them is named.

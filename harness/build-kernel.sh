@@ -10,7 +10,8 @@
 # DEBUG_VM), "kasan" (debug.config plus kasan.config; a much longer build) or
 # "kcsan" (debug.config plus kcsan.config, with the data-race instrumentation
 # on the C files the series in PATCHES changes only: the same files in both
-# variants, so a report on the baseline is not the series');
+# variants, so a report on the baseline is not the series') or
+# "kcsan-strict" (the same with kcsan-strict.config: KCSAN's strict rules);
 # the vswap variant adds VSWAP_CONFIG (kernel-patches/configs/vswap.config:
 # options only the series has).  Output, in $BUILD_DIR/kernels/KERNEL/:
 # bzImage, .config, kernel.json and System.map (the symbols an instruction
@@ -39,6 +40,7 @@ case $flavour in
 debug) fragments+=("$configs/debug.config") ;;
 kasan) fragments+=("$configs/debug.config" "$configs/kasan.config") ;;
 kcsan) fragments+=("$configs/debug.config" "$configs/kcsan.config") ;;
+kcsan-strict) fragments+=("$configs/debug.config" "$configs/kcsan.config" "$configs/kcsan-strict.config") ;;
 esac
 if [ "$variant" = vswap ] && [ -n "$VSWAP_CONFIG" ]; then
 	[ -f "$VSWAP_CONFIG" ] || die "VSWAP_CONFIG=$VSWAP_CONFIG: no such config fragment"
@@ -89,7 +91,7 @@ patch_ids=()
 for p in "${patches[@]}"; do patch_ids+=("$(basename "$p"):$(sha256_of "$p")"); done
 # KCSAN's instrumentation: on for the series' C files only (kcsan_switches).
 sanitized=()
-if [ "$flavour" = kcsan ]; then
+if [[ $flavour == kcsan* ]]; then
 	[ -d "$PATCHES" ] || die "PATCHES=$PATCHES is not a directory (the kcsan kernels instrument its files)"
 	series=$(series_patches "$PATCHES") || exit
 	mapfile -t series_list <<<"$series"

@@ -167,3 +167,38 @@ def decide(end: GuestEnd) -> tuple[Status, str]:
 
 def kernel_warnings(serial: str) -> int:
     return sum(1 for line in serial.splitlines() if WARNING_PATTERN.search(line))
+
+
+# What differs between two console lines of one report and is not the report: the offset into a function
+# (func+0x1f/0x80), an address, the CPU and task of the moment, a time.
+REPORT_DETAILS = (
+    (re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+"), ""),
+    (re.compile(r"\b0x[0-9a-f]+\b|\b[0-9a-f]{16}\b"), "ADDR"),
+    (re.compile(r"CPU: \d+ (UID: \d+ )?PID: \d+ "), ""),
+    (re.compile(r"\b(task \S+?):\d+\b"), r"\1"),
+    (re.compile(r"\b\d+ seconds\b"), "N seconds"),
+)
+
+
+def report_title(line: str) -> str:
+    """LINE without its time stamp and the details above: one title for every occurrence of a report."""
+    title = TIMESTAMP.sub("", line).strip()
+    for detail, replacement in REPORT_DETAILS:
+        title = detail.sub(replacement, title)
+    return title
+
+
+# A frame of a call trace ("  ? lockdep_hardirqs_on+0x8c/0x130"): part of a report, never its title.
+STACK_FRAME = re.compile(r"^\s*(\? )?[\w.]+\+0x[0-9a-f]+/0x[0-9a-f]+\s*$")
+
+
+def kernel_reports(serial: str) -> dict[str, int]:
+    """Each distinct report of the kernel (a console line of the kernel-log patterns, by report_title) and
+    how often it came, in the order of first appearance: which races or warnings a debug run hit."""
+    reports: dict[str, int] = {}
+    for line in serial.splitlines():
+        if (any(regex.search(line) for _, regex in PATTERNS.values())
+                and not STACK_FRAME.match(TIMESTAMP.sub("", line))):
+            title = report_title(line)
+            reports[title] = reports.get(title, 0) + 1
+    return reports

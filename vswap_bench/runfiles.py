@@ -104,7 +104,7 @@ def collect(out: Path, qemu: dict, *, qemu_exit: int, interrupted: bool, timeout
     record.write_json(out / "qemu.json", {
         **qemu, "status": status.value, "exit_code": status.exit_code, "reason": reason, "qemu_exit": qemu_exit,
         "host_seconds": host_seconds, "boot_to_agent_s": boot_seconds(records),
-        "kernel_warnings": outcome.kernel_warnings(serial)})
+        "kernel_warnings": outcome.kernel_warnings(serial), "kernel_reports": outcome.kernel_reports(serial)})
     return status, reason
 
 

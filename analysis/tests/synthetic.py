@@ -33,7 +33,8 @@ def run_spec(values: dict) -> RunSpec:
 def write_run(campaign: Path, *, kernel: str, backend: str, repetition: int, real_s: float, sys_s: float,
               workload: str = "kernel-build", status: str = "done", accelerator: str = "kvm", output=None,
               kernel_id: str = None, warmup: bool = False, params: dict = None, finished: str = None,
-              started: str = "2026-01-01T00:00:00Z") -> Path:
+              started: str = "2026-01-01T00:00:00Z", kernel_log: str = "") -> Path:
+    """One run as the runner leaves it; KERNEL_LOG is console lines of the guest kernel before its end."""
     run_id = f"{workload}-{backend}-{kernel}-r{repetition}{'-warmup' if warmup else ''}"
     run_dir = campaign / "runs" / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -66,7 +67,7 @@ def write_run(campaign: Path, *, kernel: str, backend: str, repetition: int, rea
         channel += frame("workload.stderr", "the workload failed")
         channel += frame("result.json", json.dumps(result | {"wall_s": None}))
     (run_dir / "channel.raw").write_text(channel)
-    (run_dir / "serial.log").write_text("[    0.000000] Linux version 6.12.118\n" + ending.get("serial", ""))
+    (run_dir / "serial.log").write_text("[    0.000000] Linux version 6.12.118\n" + kernel_log + ending.get("serial", ""))
     qemu = {"accelerator": accelerator, "timing_mode": "realtime", "vcpus": 2, "guest_mem_mb": 512, "swap_mb": 1024,
             "image": "/images/guest.ext4", "command": "qemu-system-x86_64 ..."}
     decided, reason = runfiles.collect(run_dir, qemu, qemu_exit=ending.get("qemu_exit", 0),

@@ -67,6 +67,26 @@ def test_measured_overhead_sits_beside_the_model(campaign):
     assert "overhead-measured.png" in html and "does not explain" in html
 
 
+def test_kernel_reports_are_tabled_per_kernel(tmp_path):
+    race = ("[ 5.0] BUG: KCSAN: data-race in vswap_free+0x1f/0x80 / vswap_swap_count+0x9/0x40\n"
+            "[ 7.0] BUG: KCSAN: data-race in vswap_free+0x2c/0x80 / vswap_swap_count+0x9/0x40\n")
+    warning = "[ 3.0] WARNING: CPU: 1 PID: 77 at mm/rmap.c:120 try_to_unmap_one+0x3d1/0xfa0\n"
+    campaign = tmp_path / "debug"
+    for repetition in (1, 2):
+        write_run(campaign, kernel="baseline", backend="disk", repetition=repetition, real_s=1, sys_s=1,
+                  kernel_log=warning)
+    write_run(campaign, kernel="vswap", backend="disk", repetition=1, real_s=1, sys_s=1, kernel_log=race,
+              status="kernel-crash")
+    write_run(campaign, kernel="vswap", backend="disk", repetition=2, real_s=1, sys_s=1)
+    assert main(["report", str(campaign)]) == 0
+    markdown = (campaign / "report" / "report.md").read_text()
+    assert "| BUG: KCSAN: data-race in vswap_free / vswap_swap_count | - | 1/2 runs, 2x |" in markdown
+    assert "| WARNING: at mm/rmap.c:120 try_to_unmap_one | 2/2 runs, 2x | - |" in markdown
+    assert "| Kernel panic - not syncing: test | - | 1/2 runs, 1x |" in markdown  # the crash's own ending
+    csv = (campaign / "report" / "kernel-reports.csv").read_text().splitlines()
+    assert len(csv) == 1 + 4 and sum("vswap-r1" in line for line in csv) == 2
+
+
 @pytest.mark.parametrize("size", ["nan", "inf", "-1", "0", "thirty-two"])
 def test_a_swap_size_that_is_not_a_positive_number_is_refused(tmp_path, size, capsys):
     with pytest.raises(SystemExit) as exit_info:

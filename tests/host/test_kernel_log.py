@@ -57,6 +57,23 @@ def test_a_data_race_report_ends_the_run_with_the_race_as_its_reason():
     assert outcome.kernel_warnings(serial) == 0
 
 
+def test_each_report_is_counted_once_a_line_whatever_its_offsets_cpu_and_task():
+    # Two strict-KCSAN reports of one race from different CPUs and offsets are one report; a lockdep
+    # frame in a call trace is part of a report, not one.
+    serial = ("[ 5.0] BUG: KCSAN: data-race in vswap_free+0x1f2/0x4c0 / vswap_swap_count+0x31/0x90\n"
+              "[ 5.0] write to 0xffff888003a1c010 of 4 bytes by task 93 on cpu 1:\n"
+              "[ 5.0]  ? lockdep_hardirqs_on+0x8c/0x130\n"
+              "[ 8.2] BUG: KCSAN: data-race in vswap_free+0x210/0x4c0 / vswap_swap_count+0x31/0x90\n"
+              "[ 9.0] WARNING: CPU: 0 PID: 711 at mm/vswap.c:1414 vswap_dup+0x9e/0x1c0\n"
+              "[ 9.1] INFO: task kswapd0:42 blocked for more than 122 seconds.\n"
+              "[ 9.2] BUG: KCSAN: data-race in try_to_unmap_one+0x3d1/0xfa0\n")
+    assert outcome.kernel_reports(serial) == {
+        "BUG: KCSAN: data-race in vswap_free / vswap_swap_count": 2,
+        "WARNING: at mm/vswap.c:1414 vswap_dup": 1,
+        "INFO: task kswapd0 blocked for more than N seconds.": 1,
+        "BUG: KCSAN: data-race in try_to_unmap_one": 1}
+
+
 def test_no_other_file_keeps_a_copy_of_a_pattern():
     regexes = [regex.pattern for _, regex in outcome.PATTERNS.values() if len(regex.pattern) > 8]
     files = [AGENT, *TOP.glob("workloads/*/run"), *TOP.glob("vswap_bench/*.py"), TOP / "harness" / "common.sh"]

@@ -29,6 +29,7 @@ def test_recorded_guest(guest):
     assert expected["reason"] in reason if expected["reason"] else reason == ""
     assert sorted(end.records.partial) == expected.get("partial", [])
     assert outcome.kernel_warnings(end.serial) == expected.get("kernel_warnings", 0)
+    assert outcome.kernel_reports(end.serial) == expected.get("kernel_reports", {})
 
 
 @pytest.mark.parametrize("guest", ["clean", "panic", "hang"])
