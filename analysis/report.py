@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from vswap_bench.status import has_ended
+
 from . import plots, verdicts
 from .loader import Campaign
 from .metrics import undeclared_measurements
@@ -107,9 +109,10 @@ def kernel_reports_table(campaign: Campaign) -> pd.DataFrame:
     """Each distinct kernel report, and per kernel in how many of its runs it came and how often: the
     reports of one kernel only are those the other did not hit."""
     reports = campaign.kernel_reports
-    ended = campaign.runs[campaign.runs["status"] != "not-started"].groupby("kernel")["run_id"].nunique()
+    ended = campaign.runs[campaign.runs["status"].map(has_ended)]
+    runs_per_kernel = ended.groupby("kernel")["run_id"].nunique()
     table = pd.DataFrame({"report": pd.unique(reports["report"])})
-    for kernel, runs in ended.items():
+    for kernel, runs in runs_per_kernel.items():
         of_kernel = reports[reports["kernel"] == kernel].groupby("report")
         counts = table["report"].map(of_kernel["count"].sum()).fillna(0).astype(int)
         hit = table["report"].map(of_kernel["run_id"].nunique()).fillna(0).astype(int)

@@ -175,7 +175,7 @@ REPORT_DETAILS = (
     (re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+"), ""),
     (re.compile(r"\b0x[0-9a-f]+\b|\b[0-9a-f]{16}\b"), "ADDR"),
     (re.compile(r"CPU: \d+ (UID: \d+ )?PID: \d+ "), ""),
-    (re.compile(r"\b(task \S+?):\d+\b"), r"\1"),
+    (re.compile(r"\b(task \S+):\d+\b"), r"\1"),
     (re.compile(r"\b\d+ seconds\b"), "N seconds"),
 )
 

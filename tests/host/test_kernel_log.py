@@ -59,19 +59,25 @@ def test_a_data_race_report_ends_the_run_with_the_race_as_its_reason():
 
 def test_each_report_is_counted_once_a_line_whatever_its_offsets_cpu_and_task():
     # Two strict-KCSAN reports of one race from different CPUs and offsets are one report; a lockdep
-    # frame in a call trace is part of a report, not one.
+    # frame in a call trace is part of a report, not one; a hung task is named by its name without its
+    # pid, and a worker's name ends in its own number.
     serial = ("[ 5.0] BUG: KCSAN: data-race in vswap_free+0x1f2/0x4c0 / vswap_swap_count+0x31/0x90\n"
               "[ 5.0] write to 0xffff888003a1c010 of 4 bytes by task 93 on cpu 1:\n"
               "[ 5.0]  ? lockdep_hardirqs_on+0x8c/0x130\n"
               "[ 8.2] BUG: KCSAN: data-race in vswap_free+0x210/0x4c0 / vswap_swap_count+0x31/0x90\n"
               "[ 9.0] WARNING: CPU: 0 PID: 711 at mm/vswap.c:1414 vswap_dup+0x9e/0x1c0\n"
               "[ 9.1] INFO: task kswapd0:42 blocked for more than 122 seconds.\n"
-              "[ 9.2] BUG: KCSAN: data-race in try_to_unmap_one+0x3d1/0xfa0\n")
+              "[ 9.2] BUG: KCSAN: data-race in try_to_unmap_one+0x3d1/0xfa0\n"
+              "[ 9.3] INFO: task kworker/u4:2:57 blocked for more than 122 seconds.\n"
+              "[ 9.4] INFO: task kworker/u4:3:58 blocked for more than 122 seconds.\n"
+              "[ 9.5] INFO: task kworker/u4:2:57 blocked for more than 245 seconds.\n")
     assert outcome.kernel_reports(serial) == {
         "BUG: KCSAN: data-race in vswap_free / vswap_swap_count": 2,
         "WARNING: at mm/vswap.c:1414 vswap_dup": 1,
         "INFO: task kswapd0 blocked for more than N seconds.": 1,
-        "BUG: KCSAN: data-race in try_to_unmap_one": 1}
+        "BUG: KCSAN: data-race in try_to_unmap_one": 1,
+        "INFO: task kworker/u4:2 blocked for more than N seconds.": 2,
+        "INFO: task kworker/u4:3 blocked for more than N seconds.": 1}
 
 
 def test_no_other_file_keeps_a_copy_of_a_pattern():
