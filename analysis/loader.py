@@ -193,7 +193,7 @@ class _RunReader:
         return record, rows
 
     def _read_kernel_reports(self, run_dir: Path, record: dict):
-        """qemu.json's kernel_reports (absent from a qemu.json older than the field, and from a run QEMU never ended)."""
+        """qemu.json's kernel_reports (absent from a qemu.json older than the field and from a run QEMU never ended)."""
         if not (run_dir / schema.QEMU_FILE).exists():
             return
         qemu = self.read(run_dir, schema.QEMU_FILE, versioned=False) or {}
