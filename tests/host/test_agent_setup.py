@@ -81,3 +81,39 @@ def test_nothing_the_guest_runs_uses_process_substitution():
              for path in scripts for number, line in enumerate(path.read_text().splitlines(), 1)
              if not line.lstrip().startswith("#") and re.search(r"[<>]\(", line)]
     assert not found, found
+
+
+def test_the_ram_disks_room_is_what_the_guest_has_left_beside_the_bench_cgroup():
+    """A 512 MiB guest with 420 MiB available and a 48M limit: the disk may hold what is left of the 420
+    beside the 48 and a sixteenth of the guest kept free (32 MiB); without a limit, only that sixteenth."""
+    done = agent(["ram_disk_room_kb"], "ram_disk_room_kb 430080 524288 48M; ram_disk_room_kb 430080 524288 max")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.split() == [str((420 - 48 - 32) * 1024), str((420 - 32) * 1024)]
+
+
+def watch(tmp_path, room_kb: int, write_kb: int) -> subprocess.CompletedProcess:
+    """watch_ram_disk on a file that grows by WRITE_KB once the watch has started, stopped 3 s later."""
+    (tmp_path / "cg").mkdir()
+    (tmp_path / "cg" / "cgroup.kill").write_text("")
+    disk = tmp_path / "disk"
+    disk.write_bytes(b"")
+    script = (f'watch_ram_disk "{disk}" {room_kb} & sleep 0.5; '
+              f'head -c {write_kb}K /dev/urandom >"{disk}"; sleep 3; touch "$WORK/ram-disk.stop"; wait')
+    return agent(["watch_ram_disk"], script, WORK=str(tmp_path), CG=str(tmp_path / "cg"), RAM_DISK_POLL_S="1")
+
+
+def test_a_ram_disk_that_outgrows_its_room_stops_the_workload_and_says_why(tmp_path):
+    """Without the watch, a workload that writes more distinct slots than the guest can hold ran the guest
+    into a reclaim livelock until the run's timeout, with no message (fio-swap on precise.conf's disk)."""
+    done = watch(tmp_path, room_kb=1024, write_kb=2048)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "cg" / "cgroup.kill").read_text().strip() == "1"
+    reason = (tmp_path / "ram-disk.full").read_text()
+    assert "swap_disk=ram" in reason and "2 MiB" in reason and "swap_mb" in reason, reason
+
+
+def test_a_ram_disk_within_its_room_is_left_alone(tmp_path):
+    done = watch(tmp_path, room_kb=4096, write_kb=2048)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "cg" / "cgroup.kill").read_text() == ""
+    assert not (tmp_path / "ram-disk.full").exists()

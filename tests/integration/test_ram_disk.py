@@ -1,5 +1,5 @@
 """Checks on the ram-disk campaign (tests/campaigns/ram-disk.conf, issue #15):
-swap through a loop device over ramfs, and a kernel build that reads no file
+swap through a loop device over a tmpfs file, and a kernel build that reads no file
 from a disk while it runs."""
 import pytest
 
