@@ -57,6 +57,8 @@ echo "overhead campaign: run.sh exit $? (5 runs done, the baseline's zswap-only 
 echo "profile campaign: run.sh exit $?"
 "$top/run.sh" "$top/tests/campaigns/ram-disk.conf"
 echo "ram-disk campaign: run.sh exit $?"
+"$top/run.sh" "$top/tests/campaigns/readahead.conf"
+echo "readahead campaign: run.sh exit $?"
 "$top/run.sh" "$top/tests/campaigns/swapoff.conf"
 echo "swapoff campaign: run.sh exit $?"
 "$top/run.sh" "$top/tests/campaigns/thrash.conf"
