@@ -64,6 +64,8 @@ expect_fail "unknown pressure is refused" "pressure='local' must be one of: cgro
 	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" pressure=local
 expect_fail "global pressure without a memory_max size is refused" "pressure=global needs memory_max as a size" \
 	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" pressure=global memory_max=max
+expect_fail "global pressure on a RAM swap disk is refused" "swap_disk=ram takes each page it stores from" \
+	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" pressure=global swap_disk=ram
 expect_fail "unknown on_unsupported is refused" "on_unsupported='maybe' must be one of: skip run" \
 	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" on_unsupported=maybe
 
