@@ -86,9 +86,20 @@ def test_nothing_the_guest_runs_uses_process_substitution():
 def test_the_ram_disks_room_is_what_the_guest_has_left_beside_the_bench_cgroup():
     """A 512 MiB guest with 420 MiB available and a 48M limit: the disk may hold what is left of the 420
     beside the 48 and a sixteenth of the guest kept free (32 MiB); without a limit, only that sixteenth."""
-    done = agent(["ram_disk_room_kb"], "ram_disk_room_kb 430080 524288 48M; ram_disk_room_kb 430080 524288 max")
+    done = agent(["ram_disk_room_kb"], 'ram_disk_room_kb 430080 524288 48M; echo "$RAM_DISK_ROOM_KB"; '
+                 'ram_disk_room_kb 430080 524288 max; echo "$RAM_DISK_ROOM_KB"; '
+                 'ram_disk_room_kb 430080 524288 50331648; echo "$RAM_DISK_ROOM_KB"')
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.split() == [str((420 - 48 - 32) * 1024), str((420 - 32) * 1024)]
+    assert done.stdout.split() == [str((420 - 48 - 32) * 1024), str((420 - 32) * 1024),
+                                   str((420 - 48 - 32) * 1024)]
+
+
+def test_a_ram_disk_left_no_room_ends_the_run_before_the_workload_with_the_reason():
+    """memory_max=448M in a 512 MiB guest is a valid limit, but leaves the disk nothing: the watch would
+    stop the workload at its first look, saying the disk holds 0 MiB, more than a negative room."""
+    done = agent(["ram_disk_room_kb"], 'ram_disk_room_kb 430080 524288 448M; echo "room $RAM_DISK_ROOM_KB"')
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stdout.startswith("give_up infra swap_disk=ram:") and "no room" in done.stdout, done.stdout
 
 
 def watch(tmp_path, room_kb: int, write_kb: int) -> subprocess.CompletedProcess:
