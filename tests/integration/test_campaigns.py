@@ -28,6 +28,14 @@ def load(path):
     return json.loads(path.read_text())
 
 
+def only_run(campaign, **fields):
+    """The one run of CAMPAIGN whose run.json has these FIELDS (kernel=..., workload=...)."""
+    found = [r for r in runs(campaign)
+             if all(load(r / "run.json")[key] == value for key, value in fields.items())]
+    assert len(found) == 1, f"the {campaign} campaign has {len(found)} runs with {fields}"
+    return found[0]
+
+
 def swap_verify_runs():
     return runs("integration")
 

@@ -3,14 +3,11 @@ swap through a loop device over a tmpfs file, and a kernel build that reads no f
 from a disk while it runs."""
 import pytest
 
-from test_campaigns import load, runs
+from test_campaigns import load, only_run
 
 
 def ram_disk_run(kernel, workload):
-    found = [r for r in runs("ram-disk")
-             if load(r / "run.json")["kernel"] == kernel and load(r / "run.json")["workload"] == workload]
-    assert len(found) == 1, f"the ram-disk campaign has {len(found)} {workload} runs on {kernel}"
-    return found[0]
+    return only_run("ram-disk", kernel=kernel, workload=workload)
 
 
 @pytest.mark.parametrize("kernel", ["baseline", "vswap"])

@@ -2,17 +2,16 @@
 item 1): what swapoff leaves of the swapped pages on each kernel."""
 import pytest
 
-from test_campaigns import load, runs
+from test_campaigns import load, only_run
 
 REGIONS = ("anon", "cow")
 
 
 def swapoff_output(kernel):
-    found = [r for r in runs("swapoff") if load(r / "run.json")["kernel"] == kernel]
-    assert len(found) == 1, f"the swapoff campaign has {len(found)} runs on {kernel}"
-    status = load(found[0] / "status.json")
+    run = only_run("swapoff", kernel=kernel)
+    status = load(run / "status.json")
     assert status["status"] == "done", status["reason"]
-    out = load(found[0] / "result.json")["output"]
+    out = load(run / "result.json")["output"]
     assert out["swapoff"]["exit_status"] == 0 and out["mismatches"] == 0 and out["cow_child"]["ok"]
     assert out["swap_used_kib_before"] > 0 and out["swap_used_kib_after"] == 0
     for region in REGIONS:
