@@ -184,6 +184,11 @@ def slab_footprint(object_bytes: int, page_size: int) -> float:
     return page_size / (page_size // object_bytes)
 
 
+def xa_node_bytes(size: dict) -> float:
+    """An entry's share of a dense xarray's nodes (one xa_node per XA_CHUNK_SIZE indices)."""
+    return slab_footprint(size["xa_node"], size["page_size"]) / size["xa_chunk_size"]
+
+
 def slot_states(layout: dict) -> Cost:
     """What a device pays a slot for the states of its slots, by the one of the two forms the layout has."""
     size = layout["sizes"]
@@ -197,6 +202,33 @@ def slot_states(layout: dict) -> Cost:
                 WITH_DEVICE)
 
 
+# Where a kernel keeps its swap cache (the layout's "swap_cache"; a layout without the field is "xarray"):
+#   xarray      an address_space and its xarray per swap_address_space_pages slots (the baseline's per
+#               device, vswap's over its virtual space); the xarray's nodes hold the folios and the
+#               workingset shadows of pages reclaimed from it.
+#   descriptor  a word of each vswap descriptor (swp_desc_cache), the folio, the shadow or nothing; one
+#               address_space for every swap cache folio, which holds none.
+SWAP_CACHE_FORMS = ("xarray", "descriptor")
+
+
+def swap_cache_form(layout: dict) -> str:
+    """The one of SWAP_CACHE_FORMS the layout's kernel keeps its swap cache in, checked against its sizes."""
+    name, size = layout.get("name"), layout["sizes"]
+    form = layout.get("swap_cache", "xarray")
+    if form not in SWAP_CACHE_FORMS:
+        raise LayoutError(f"layout of {name}: swap_cache {form!r} is none of {', '.join(SWAP_CACHE_FORMS)}")
+    if form == "descriptor":
+        if not layout.get("vswap"):
+            raise LayoutError(f"layout of {name} keeps the swap cache in the descriptor, which only a vswap kernel has")
+        missing = [field for field in ("swp_desc", "swp_desc_cache") if field not in size]
+        if missing:
+            raise LayoutError(f"layout of {name} keeps the swap cache in the descriptor but lacks {missing}")
+    elif "swp_desc_cache" in size:
+        raise LayoutError(f"layout of {name} has swp_desc_cache, the descriptor's swap cache word, but keeps the "
+                          "swap cache in the xarray")
+    return form
+
+
 def built_design(layout: dict) -> Design:
     """The costs of the kernel LAYOUT describes, every size from the build (harness/kernel-layout.sh).
 
@@ -207,38 +239,44 @@ def built_design(layout: dict) -> Design:
                 a swap cache address_space and a zswap tree (xarray) per SWAP_ADDRESS_SPACE_PAGES
       vswap     the reverse map's table (an entry per range of vswap_rmap_chunk_nr slots)
     Per entry held out:
-      both      the swap cache's xarray nodes, which keep the workingset shadow of a page reclaimed from
-                it (one xa_node per XA_CHUNK_SIZE entries once dense; the shadow-node shrinker, and so
-                drop_caches, may free them); for a page in zswap its zswap_entry and zsmalloc's handle
+      both      for a page in zswap its zswap_entry and zsmalloc's handle
+      xarray    (the swap cache's form, swap_cache_form()) the swap cache's xarray nodes, which keep the
+                workingset shadow of a page reclaimed from it (one xa_node per XA_CHUNK_SIZE entries once
+                dense; the shadow-node shrinker, and so drop_caches, may free them)
       baseline  the zswap tree's xarray nodes for a page in zswap
       vswap     the descriptor array (desc_array_bytes per cluster of vswap_cluster_nr slots: swp_desc
-                each, whole pages) and the cluster struct per cluster; for an entry on a device, its
+                each, whole pages; with the swap cache in the descriptor, its word is in swp_desc and there
+                are no nodes to free) and the cluster struct per cluster; for an entry on a device, its
                 share of a reverse map chunk (one per range of slots in use, which the allocator keeps
                 packed)
     Fixed, not scaled (left out of the totals): swap_info_struct, per-CPU cluster state, and on vswap the
-    swap cache address spaces of the whole virtual space, set up at boot (fixed_bytes()).
+    swap cache's address spaces, of the whole virtual space at boot or one for all (fixed_bytes()).
     """
     size = dict(layout["sizes"])
-    needed = ["page_size", "swap_cluster_info", "swapfile_cluster", "address_space",
-              "swap_address_space_pages", "xarray", "xa_node", "xa_chunk_size", "zswap_entry", "pointer"]
+    form = swap_cache_form(layout)
+    needed = ["page_size", "swap_cluster_info", "swapfile_cluster", "address_space", "zswap_entry", "pointer"]
+    if form == "xarray":
+        needed += ["swap_address_space_pages", "xa_node", "xa_chunk_size"]
     vswap = bool(layout.get("vswap"))
+    # The baseline's swap cache can only be in the xarray (swap_cache_form()): its zswap trees' nodes are
+    # sized by the same xa_node.
     needed += (["vswap_rmap_range", "vswap_rmap_chunk", "vswap_rmap_chunk_nr", "swp_desc", "vswap_cluster",
                 "vswap_cluster_nr", "vswap_desc_array_bytes"] if vswap
-               else ["swap_cgroup", "swap_cgroup_per_page", "zeromap_word"])
+               else ["swap_cgroup", "swap_cgroup_per_page", "zeromap_word", "xarray"])
     missing = [name for name in needed if name not in size]
     if missing:
         raise LayoutError(f"layout of {layout.get('name')} lacks {missing}")
     page = size["page_size"]
-    xa_node = slab_footprint(size["xa_node"], page) / size["xa_chunk_size"]
     costs = [
         slot_states(layout),
         slot(f"cluster_info ({size['swap_cluster_info']} B per {size['swapfile_cluster']} slots)",
              size["swap_cluster_info"] / size["swapfile_cluster"], WITH_DEVICE),
-        Cost(f"swap cache xarray nodes ({size['xa_node']} B per {size['xa_chunk_size']} entries, shadows)",
-             xa_node, "entry", ALL_BACKENDS, shadow=True),
-        entry(f"zswap_entry ({size['zswap_entry']} B slab object)", slab_footprint(size["zswap_entry"], page),
-              ZSWAP_BACKENDS),
     ]
+    if form == "xarray":
+        costs.append(Cost(f"swap cache xarray nodes ({size['xa_node']} B per {size['xa_chunk_size']} entries, shadows)",
+                          xa_node_bytes(size), "entry", ALL_BACKENDS, shadow=True))
+    costs.append(entry(f"zswap_entry ({size['zswap_entry']} B slab object)", slab_footprint(size["zswap_entry"], page),
+                       ZSWAP_BACKENDS))
     if "zs_handle" in size:
         # zsmalloc's handle of each stored object, a slab object outside the pool's pages (zspage
         # descriptors are shared by the objects of a zspage: left out).
@@ -247,13 +285,16 @@ def built_design(layout: dict) -> Design:
     if vswap:
         per_cluster = size["vswap_cluster_nr"]
         per_chunk = size["vswap_rmap_chunk_nr"]
+        desc_holds = (f", the swap cache's {size['swp_desc_cache']} B word in each" if form == "descriptor"
+                      else "")
         costs += [
             slot(f"reverse map table ({size['vswap_rmap_range']} B per {per_chunk} slots)",
                  size["vswap_rmap_range"] / per_chunk, WITH_DEVICE),
             entry(f"reverse map chunks ({size['vswap_rmap_chunk']} B per {per_chunk} entries on the device)",
                   slab_footprint(size["vswap_rmap_chunk"], page) / per_chunk, DISK_ONLY),
             entry(f"swp_desc arrays ({size['vswap_desc_array_bytes']} B per {per_cluster} entries, "
-                  f"{size['swp_desc']} B descriptors)", size["vswap_desc_array_bytes"] / per_cluster, ALL_BACKENDS),
+                  f"{size['swp_desc']} B descriptors{desc_holds})", size["vswap_desc_array_bytes"] / per_cluster,
+                  ALL_BACKENDS),
             entry(f"vswap_cluster ({size['vswap_cluster']} B per {per_cluster} entries)",
                   slab_footprint(size["vswap_cluster"], page) / per_cluster, ALL_BACKENDS),
         ]
@@ -269,8 +310,8 @@ def built_design(layout: dict) -> Design:
                  size["address_space"] / spaces, WITH_DEVICE),
             slot(f"zswap trees ({size['xarray']} B xarray per {spaces} slots)", size["xarray"] / spaces,
                  WITH_DEVICE),
-            entry(f"zswap tree xarray nodes ({size['xa_node']} B per {size['xa_chunk_size']} entries)", xa_node,
-                  ZSWAP_BACKENDS),
+            entry(f"zswap tree xarray nodes ({size['xa_node']} B per {size['xa_chunk_size']} entries)",
+                  xa_node_bytes(size), ZSWAP_BACKENDS),
         ]
     name = layout.get("name", "vswap" if vswap else "baseline")
     # In the cover letter's zswap scenario the old design keeps its swapfile and vswap has none.
@@ -283,16 +324,20 @@ def fixed_bytes(layout: dict) -> dict:
     """Costs that do not scale with slots or entries, by name (not in the per-slot/per-entry totals)."""
     size = layout["sizes"]
     fixed = {"swap_info_struct (per device)": size["swap_info_struct"]}
-    if layout.get("vswap"):
-        # A fixed virtual space (vswap_nr_slots), or one sized at boot from the memory, at least vswap_min_slots.
-        slots = size.get("vswap_nr_slots")
-        what = "virtual swap cache address spaces (at boot)"
-        if slots is None and "vswap_min_slots" in size:
-            slots, what = size["vswap_min_slots"], what + ", at least"
-        if slots is not None:
-            fixed[what] = slots // size["swap_address_space_pages"] * size["address_space"]
-            table = "virtual swap cluster table (a pointer per cluster, at boot" + what[len(what.rstrip(", at least")):]
-            fixed[table + ")"] = slots // size["vswap_cluster_nr"] * size["pointer"]
+    if not layout.get("vswap"):
+        return fixed
+    # A fixed virtual space (vswap_nr_slots), or one sized at boot from the memory, at least vswap_min_slots.
+    slots, at_least = size.get("vswap_nr_slots"), ""
+    if slots is None and "vswap_min_slots" in size:
+        slots, at_least = size["vswap_min_slots"], ", at least"
+    if swap_cache_form(layout) == "descriptor":
+        fixed["swap cache address_space (one, for every swap cache folio)"] = size["address_space"]
+    elif slots is not None:
+        fixed[f"virtual swap cache address spaces (at boot){at_least}"] = (
+            slots // size["swap_address_space_pages"] * size["address_space"])
+    if slots is not None:
+        fixed[f"virtual swap cluster table (a pointer per cluster, at boot{at_least})"] = (
+            slots // size["vswap_cluster_nr"] * size["pointer"])
     return fixed
 
 

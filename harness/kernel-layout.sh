@@ -16,7 +16,12 @@
 # "sizes": {NAME: bytes or count}.  A kernel with mm/vswap.c in its tree is a
 # vswap kernel (the series has no Kconfig symbol of its own): its probes add
 # the descriptor, cluster and reverse-map sizes; one with mm/swap_cgroup.c
-# adds the swap cgroup's.  Exit 1 when a probe does not compile.
+# adds the swap cgroup's.  "swap_cache" says where the swap cache is: xarray
+# (mm/swap_state.c defines swapper_spaces[], an address_space and its xarray
+# per SWAP_ADDRESS_SPACE_PAGES slots) or descriptor (a vswap kernel whose
+# swap_state.c defines one swapper_space for every swap cache folio, the
+# folio or its shadow in a word of the descriptor, swp_desc_cache).  Exit 1
+# when a probe does not compile or the swap cache is in neither.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -102,18 +107,33 @@ fi
 if grep -q 'si->slot_used' "$(source_of swapfile)"; then
 	extra+=(-DVB_HAVE_SLOT_BITMAPS)
 fi
+# Where the swap cache is, from the definitions in mm/swap_state.c (6.12
+# names swapper_space in comments too); the descriptor's cache word is read
+# by the vswap probe, which does not compile without it.
+check_built_from swap_state
+swap_state=$(source_of swap_state)
+spaces=false single=false vswap_extra=()
+grep -Eq '^(static[[:space:]]+)?struct address_space[[:space:]]*\*[[:space:]]*swapper_spaces\[' "$swap_state" && spaces=true
+grep -Eq '^(static[[:space:]]+)?struct address_space[[:space:]]+swapper_space([^[:alnum:]_]|$)' "$swap_state" && single=true
+case $spaces,$single,$vswap in
+true,false,*) swap_cache=xarray ;;
+false,true,true) swap_cache=descriptor vswap_extra=(-DVB_HAVE_DESC_SWAP_CACHE) ;;
+true,true,*) die "$swap_state defines both swapper_spaces[] and one swapper_space: which holds the swap cache?" ;;
+false,true,false) die "$swap_state defines one swapper_space, but without mm/vswap.c no descriptor holds the swap cache" ;;
+*) die "$swap_state defines neither swapper_spaces[] nor one swapper_space: a swap cache this script does not know" ;;
+esac
 {
 	probe common swapfile "${extra[@]}"
 	probe zswap zswap
 	in_build zsmalloc && probe zsmalloc zsmalloc
 	in_build swap_cgroup && probe swap_cgroup swap_cgroup
-	$vswap && probe vswap vswap
+	$vswap && probe vswap vswap "${vswap_extra[@]}"
 } >"$tmp/sizes"
 [ -s "$tmp/sizes" ] || die "the probes gave no sizes"
 
 # "sizes": one sizes.NAME:=VALUE field a marker; the markers are checked (a
 # name, an integer), not trusted to be JSON.
-fields=(name="${kdir##*/}" vswap:="$vswap")
+fields=(name="${kdir##*/}" vswap:="$vswap" swap_cache="$swap_cache")
 while read -r size_name size_value extra; do
 	[[ $size_name =~ ^[a-z_][a-z0-9_]*$ && $size_value =~ ^-?(0|[1-9][0-9]*)$ && -z $extra ]] ||
 		die "a probe gave a marker that is not NAME INTEGER: '$size_name $size_value${extra:+ $extra}'"

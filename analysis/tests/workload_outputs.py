@@ -87,7 +87,7 @@ OUTPUTS = {
                              "xfail": 0, "error": 0, "missing": 0, "skip_reason": ""}}},
                          "totals": {"pass": 19, "fail": 2, "skip": 0, "xfail": 0, "error": 0, "missing": 0}},
     "stress": {"duration_s": 600, "stress_ng_exit": 0, "swapoff_ok": 20, "swapoff_failed": 0, "swapon_ok": 20,
-               "swapon_failed": 0, "zswap_flips": 120, "oom_kills": 3,
+               "swapon_failed": 0, "zswap_flips": 120, "compactions": 0, "oom_kills": 3,
                "vswap_during": {"samples": 120, "used_max": 30000, "clusters_max": 20, "desc_bytes_max": 1 << 20},
                "final_swapoff_exit": 0, "vswap_before_swapoff": VSWAP_COUNTERS, "vswap_after_swapoff": VSWAP_COUNTERS,
                "vswap_verify": ["ok"], "debug_locks": 1, "kmsg_lines": 40,

@@ -29,7 +29,13 @@ void vb_layout_common(void)
 	VB_LAYOUT(swapfile_cluster, SWAPFILE_CLUSTER);
 	VB_LAYOUT(percpu_cluster, sizeof(struct percpu_cluster));
 	VB_LAYOUT(address_space, sizeof(struct address_space));
+#ifdef SWAP_ADDRESS_SPACE_PAGES
+	/*
+	 * Slots per swap cache address space (a tree whose descriptors hold
+	 * the swap cache may have no such spaces, nor this constant).
+	 */
 	VB_LAYOUT(swap_address_space_pages, SWAP_ADDRESS_SPACE_PAGES);
+#endif
 	VB_LAYOUT(xarray, sizeof(struct xarray));
 	VB_LAYOUT(xa_node, sizeof(struct xa_node));
 	VB_LAYOUT(xa_chunk_size, XA_CHUNK_SIZE);

@@ -7,6 +7,10 @@ void vb_layout_vswap(void);
 void vb_layout_vswap(void)
 {
 	VB_LAYOUT(swp_desc, sizeof(struct swp_desc));
+#ifdef VB_HAVE_DESC_SWAP_CACHE
+	/* The swap cache's word of a descriptor: its folio, its shadow or NULL. */
+	VB_LAYOUT(swp_desc_cache, sizeof(((struct swp_desc *)NULL)->cache));
+#endif
 	VB_LAYOUT(vswap_cluster, sizeof(struct vswap_cluster));
 	VB_LAYOUT(vswap_cluster_nr, VSWAP_CLUSTER_NR);
 	/* The descriptor array of a cluster, as desc_bytes counts it. */
@@ -18,7 +22,11 @@ void vb_layout_vswap(void)
 	VB_LAYOUT(vswap_rmap_range, sizeof(struct vswap_rmap_range));
 	VB_LAYOUT(vswap_rmap_chunk, sizeof(struct vswap_rmap_chunk));
 	VB_LAYOUT(vswap_rmap_chunk_nr, VSWAP_RMAP_CHUNK_NR);
-	/* The virtual space whose swap cache address spaces are set up at boot. */
+	/*
+	 * The virtual space, whose cluster table (and swap cache address
+	 * spaces, where the descriptor does not hold the swap cache) are set
+	 * up at boot.
+	 */
 #ifdef VSWAP_NR_SLOTS
 	VB_LAYOUT(vswap_nr_slots, VSWAP_NR_SLOTS);	/* fixed */
 #endif
