@@ -347,6 +347,7 @@ def test_stress_run_is_clean():
     assert all(n == 0 for n in out["dmesg"].values()), out["dmesg_matches"]
     assert out["swapoff_ok"] + out["swapoff_failed"] >= 1, "the swapoff loop never ran"
     assert out["zswap_flips"] >= 1, "zswap was never switched"
+    assert out["races"] == ["compact"] and out["compactions"] >= 1, "memory was never compacted"
     assert out["vswap_verify"] == ["ok"], "the vswap kernel has /sys/kernel/debug/vswap/verify"
     # A device's reverse map (its table, and a chunk per range of slots in use) goes with the device:
     # after the last swapoff none of it is left, after swapon after swapon under the rewrite load.
@@ -354,6 +355,7 @@ def test_stress_run_is_clean():
     assert out["vswap_after_swapoff"]["rmap_bytes"] == 0, out["vswap_after_swapoff"]
     delta = result["vmstat_delta"]
     assert delta["pswpout"] + delta["zswpout"] > 0, "the stress did not swap"
+    assert delta["pgmigrate_success"] > 0, "compaction migrated no page"
 
 
 def test_rewrite_race_keeps_every_page_and_every_descriptor_consistent():
