@@ -86,7 +86,7 @@ def test_a_space_asked_beyond_what_a_reverse_map_names_is_cut_to_it_and_said():
 
 
 def test_a_space_asked_below_its_unit_is_raised_to_it_and_said_not_disabled():
-    # 1000 slots is less than a swap cache address space (16384 slots), of
+    # 1000 slots is less than a 64 MiB unit of swap space (16384 slots), of
     # whole ones of which the space is made: rounded down, it was none, and
     # swap was disabled for the whole boot.
     run = space_boot_run(1000)
