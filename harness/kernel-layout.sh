@@ -103,9 +103,11 @@ if in_build vswap; then
 	vswap=true
 	extra=(-DVB_HAVE_VSWAP)
 fi
-# A kernel that keeps its devices' slot states in bitmaps has no swap_map.
+# A kernel that keeps its devices' slot states in bitmaps has no swap_map;
+# the first such kernels kept a second bitmap beside slot_used.
 if grep -q 'si->slot_used' "$(source_of swapfile)"; then
 	extra+=(-DVB_HAVE_SLOT_BITMAPS)
+	grep -q 'si->slot_cache_only' "$(source_of swapfile)" && extra+=(-DVB_HAVE_SLOT_CACHE_ONLY)
 fi
 # Where the swap cache is, from the definitions in mm/swap_state.c (6.12
 # names swapper_space in comments too); the descriptor's cache word is read
@@ -122,6 +124,11 @@ true,true,*) die "$swap_state defines both swapper_spaces[] and one swapper_spac
 false,true,false) die "$swap_state defines one swapper_space, but without mm/vswap.c no descriptor holds the swap cache" ;;
 *) die "$swap_state defines neither swapper_spaces[] nor one swapper_space: a swap cache this script does not know" ;;
 esac
+# A cluster costs its slab object: sizeof rounded up to a cache line where
+# its cache aligns objects to lines.
+if $vswap && grep -q 'KMEM_CACHE(vswap_cluster, SLAB_HWCACHE_ALIGN)' "$(source_of vswap)"; then
+	vswap_extra+=(-DVB_VSWAP_CLUSTER_LINE_ALIGNED)
+fi
 {
 	probe common swapfile "${extra[@]}"
 	probe zswap zswap

@@ -85,7 +85,8 @@ def test_a_zswap_run_with_a_device_is_held_against_the_device_costs(fits):
     # The cover letter's zswap scenario is vswap without a device (zswap-only); our zswap backend has one.
     row = fits.loc[("vswap", "zswap")]
     assert row["model_bytes_per_slot"] == design_for_kernel("vswap").static_bytes_per_slot("disk") > 0
-    assert abs(row["slot_vs_model_percent"]) < 5
+    # Within the fit's interval: a fraction of a byte a slot is a few percent off at the fixture's noise.
+    assert row["slot_ci_low"] <= row["model_bytes_per_slot"] <= row["slot_ci_high"], row
 
 
 @pytest.mark.parametrize("kernel", ["baseline", "vswap"])
@@ -168,14 +169,14 @@ def test_every_built_kernel_has_a_layout_and_a_design():
 
 
 def test_built_vswap_keeps_slot_bitmaps_and_a_reverse_map_of_the_slots_in_use():
-    # About 2.6 MiB at 0 % (two slot bitmaps, cluster_info, the reverse map's table) of a 32 GiB disk, where
+    # About 1.6 MiB at 0 % (the slot bitmap, cluster_info, the reverse map's table) of a 32 GiB disk, where
     # the plan said 2.5; at 100 % 238 MiB with 16 B descriptors and the swap cache's xarray, 229 with the swap
-    # cache in 24 B descriptors, where the plan said 260.5. With swap_map (0054) 8.6 at 0 %, with a static
-    # reverse map (issue #12) 40.
+    # cache in 24 B descriptors, where the plan said 260.5. With two slot bitmaps (0060) 2.6 at 0 %, with
+    # swap_map (0054) 8.6, with a static reverse map (issue #12) 40.
     vswap = design_for_kernel("vswap")
     slots = swap_slots(32 * GIB)
     full = {"xarray": (230, 245), "descriptor": (225, 235)}[swap_cache_form(built_layouts()["vswap"])]
-    assert 2 <= vswap.overhead_bytes("disk", slots, 0) / MIB <= 3.5
+    assert 1.5 <= vswap.overhead_bytes("disk", slots, 0) / MIB <= 3.5
     assert full[0] <= vswap.overhead_bytes("disk", slots, slots) / MIB <= full[1]
     assert vswap.static_bytes_per_slot("zswap-only") == 0
     # The chunks of the reverse map (2 KiB per 512 slots) are paid by entries on the device only.

@@ -17,11 +17,15 @@ void vb_layout_common(void)
 	VB_LAYOUT(swap_info_struct, sizeof(struct swap_info_struct));
 #ifdef VB_HAVE_SLOT_BITMAPS
 	/*
-	 * The slot states as bitmaps, a bit a slot each: slot_used and
-	 * slot_cache_only (a kernel without either does not compile here).
+	 * The slot states as bitmaps, a bit a slot each: slot_used, and in the
+	 * kernels that have it, slot_cache_only.
 	 */
+#ifdef VB_HAVE_SLOT_CACHE_ONLY
 	VB_LAYOUT(slot_bitmaps, (sizeof(*si->slot_used) +
 				 sizeof(*si->slot_cache_only)) / sizeof(long));
+#else
+	VB_LAYOUT(slot_bitmaps, sizeof(*si->slot_used) / sizeof(long));
+#endif
 #else
 	VB_LAYOUT(swap_map_bytes_per_slot, sizeof(*si->swap_map));
 #endif

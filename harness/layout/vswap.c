@@ -11,7 +11,12 @@ void vb_layout_vswap(void)
 	/* The swap cache's word of a descriptor: its folio, its shadow or NULL. */
 	VB_LAYOUT(swp_desc_cache, sizeof(((struct swp_desc *)NULL)->cache));
 #endif
+	/* A cluster's slab object (see kernel-layout.sh). */
+#ifdef VB_VSWAP_CLUSTER_LINE_ALIGNED
+	VB_LAYOUT(vswap_cluster, ALIGN(sizeof(struct vswap_cluster), L1_CACHE_BYTES));
+#else
 	VB_LAYOUT(vswap_cluster, sizeof(struct vswap_cluster));
+#endif
 	VB_LAYOUT(vswap_cluster_nr, VSWAP_CLUSTER_NR);
 	/* The descriptor array of a cluster, as desc_bytes counts it. */
 	VB_LAYOUT(vswap_desc_array_bytes, PAGE_ALIGN(VSWAP_DESC_BYTES));

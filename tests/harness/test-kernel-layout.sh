@@ -12,19 +12,24 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
-# fake_kernel DIR VSWAP(0|1) [SWAP_CACHE]: DIR/src/mm/*.c and
+# fake_kernel DIR VSWAP(0|1) [SWAP_CACHE [SLOTS]]: DIR/src/mm/*.c and
 # DIR/obj/mm/.*.o.cmd.  SWAP_CACHE: xarray (the default: swapper_spaces[], an
 # address_space per 64 MiB), descriptor (one swapper_space, the descriptor's
 # cache word; the tree has no SWAP_ADDRESS_SPACE_PAGES), or nocache (one
-# swapper_space, but a descriptor without a cache word).
+# swapper_space, but a descriptor without a cache word).  SLOTS, for a vswap
+# tree: two (the default: slot_used and slot_cache_only bitmaps, a cluster of
+# 128 B) or one (slot_used alone, a cluster of 56 B in a cache whose objects
+# are aligned to cache lines).
 fake_kernel() {
-	local k=$1 vswap=$2 swap_cache=${3:-xarray} unit
+	local k=$1 vswap=$2 swap_cache=${3:-xarray} slots=${4:-two} unit
 	mkdir -p "$k/src/mm" "$k/obj/mm"
 	cat >"$k/src/mm/swap.h" <<'H'
 #define NULL ((void *)0)
 #define PAGE_SIZE 4096UL
 #define PAGE_ALIGN(x) (((x) + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1))
 #define XA_CHUNK_SIZE 64
+#define L1_CACHE_BYTES 64
+#define ALIGN(x, a) (((x) + (a) - 1) & ~((a) - 1))
 struct xarray { char b[16]; };
 struct xa_node { char b[576]; };
 struct address_space { char b[200]; };
@@ -39,18 +44,22 @@ H
 		printf '#include "swap.h"\n/* swapper_space: no swapper_spaces[] */\nstruct address_space swapper_space = { 0 };\n' >"$k/src/mm/swap_state.c"
 	fi
 	# The vswap tree keeps its slot states in bitmaps, as the series does.
-	if [ "$vswap" = 1 ]; then
-		echo 'struct swap_info_struct { unsigned long *slot_used, *slot_cache_only; void **vswap_rmap; char pad[100]; };' >>"$k/src/mm/swap.h"
+	if [ "$vswap" = 1 ] && [ "$slots" = one ]; then
+		echo 'struct swap_info_struct { unsigned long *slot_used; void **vswap_rmap; char pad[100]; };' >>"$k/src/mm/swap.h"
 		printf '#include "swap.h"\n#define SWAPFILE_CLUSTER 512\n/* si->slot_used */\n' >"$k/src/mm/swapfile.c"
+	elif [ "$vswap" = 1 ]; then
+		echo 'struct swap_info_struct { unsigned long *slot_used, *slot_cache_only; void **vswap_rmap; char pad[100]; };' >>"$k/src/mm/swap.h"
+		printf '#include "swap.h"\n#define SWAPFILE_CLUSTER 512\n/* si->slot_used, si->slot_cache_only */\n' >"$k/src/mm/swapfile.c"
 	else
 		echo 'struct swap_info_struct { unsigned char *swap_map; unsigned long *zeromap; char pad[100]; };' >>"$k/src/mm/swap.h"
 		printf '#include "swap.h"\n#define SWAPFILE_CLUSTER 512\n' >"$k/src/mm/swapfile.c"
 	fi
 	printf '#include "swap.h"\nstruct zswap_entry { char b[56]; };\n' >"$k/src/mm/zswap.c"
-	local units="swapfile swap_state zswap" desc='char b[24];'
+	local units="swapfile swap_state zswap" desc='char b[24];' cluster='char b[128];'
 	[ "$swap_cache" = descriptor ] && desc='char b[16]; void *cache;'
+	[ "$slots" = one ] && cluster='char b[56]; /* KMEM_CACHE(vswap_cluster, SLAB_HWCACHE_ALIGN) */'
 	if [ "$vswap" = 1 ]; then
-		printf '#include "swap.h"\nstruct swp_desc { %s };\nstruct vswap_cluster { char b[128]; };\nstruct vswap_rmap_range { char b[16]; };\nstruct vswap_rmap_chunk { char b[2048]; };\n#define VSWAP_CLUSTER_NR 512UL\n#define VSWAP_RMAP_CHUNK_NR 512UL\n#define VSWAP_DESC_BYTES (VSWAP_CLUSTER_NR * sizeof(struct swp_desc))\n#define VSWAP_MIN_SLOTS (1UL << 24)\n' "$desc" >"$k/src/mm/vswap.c"
+		printf '#include "swap.h"\nstruct swp_desc { %s };\nstruct vswap_cluster { %s };\nstruct vswap_rmap_range { char b[16]; };\nstruct vswap_rmap_chunk { char b[2048]; };\n#define VSWAP_CLUSTER_NR 512UL\n#define VSWAP_RMAP_CHUNK_NR 512UL\n#define VSWAP_DESC_BYTES (VSWAP_CLUSTER_NR * sizeof(struct swp_desc))\n#define VSWAP_MIN_SLOTS (1UL << 24)\n' "$desc" "$cluster" >"$k/src/mm/vswap.c"
 		units="$units vswap"
 	else
 		printf '#include "swap.h"\nstruct swap_cgroup { unsigned short id; };\n#define SC_PER_PAGE (PAGE_SIZE / sizeof(struct swap_cgroup))\n' >"$k/src/mm/swap_cgroup.c"
@@ -70,6 +79,7 @@ field() { /usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])
 fake_kernel "$tmp/kernels/baseline" 0
 fake_kernel "$tmp/kernels/vswap" 1
 fake_kernel "$tmp/kernels/vswap-desc" 1 descriptor
+fake_kernel "$tmp/kernels/vswap-one" 1 descriptor one
 find "$tmp/kernels" -type f -exec md5sum {} + | sort >"$tmp/before"
 
 if "$top/harness/kernel-layout.sh" "$tmp/kernels/baseline" "$tmp/b.json" 2>"$tmp/err" &&
@@ -94,6 +104,13 @@ if "$top/harness/kernel-layout.sh" "$tmp/kernels/vswap-desc" "$tmp/d.json" 2>"$t
 	pass "kernel-layout tells a vswap tree whose descriptors hold the swap cache apart and reads the cache's word"
 else
 	fail "kernel-layout tells a vswap tree whose descriptors hold the swap cache apart and reads the cache's word" "$(cat "$tmp/err" "$tmp/d.json" 2>&1)"
+fi
+
+if "$top/harness/kernel-layout.sh" "$tmp/kernels/vswap-one" "$tmp/o.json" 2>"$tmp/err" &&
+	[ "$(field "$tmp/o.json" 'd["sizes"]["slot_bitmaps"], d["sizes"]["vswap_cluster"], d["sizes"]["swp_desc"]')" = "(1, 64, 24)" ]; then
+	pass "kernel-layout counts one slot bitmap where the tree has no slot_cache_only, and a cluster as its cache-aligned object"
+else
+	fail "kernel-layout counts one slot bitmap where the tree has no slot_cache_only, and a cluster as its cache-aligned object" "$(cat "$tmp/err" "$tmp/o.json" 2>&1)"
 fi
 
 find "$tmp/kernels" -type f -exec md5sum {} + | sort >"$tmp/after"
