@@ -128,3 +128,26 @@ def test_a_ram_disk_within_its_room_is_left_alone(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "cg" / "cgroup.kill").read_text() == ""
     assert not (tmp_path / "ram-disk.full").exists()
+
+
+MEMINFO_6G = "MemTotal:        6100000 kB\nMemFree:         5900000 kB\n"
+SWAPS_3G = ("Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
+            "/dev/vdb                                partition\t8388604\t\t3000000\t\t-2\n"
+            "/tmp/vb/swapfile                        file\t\t65532\t\t1024\t\t-3\n")
+
+
+def test_sizes_of_2_gib_and_more_are_read_as_exact_bytes(tmp_path):
+    """mawk prints a number of 2^31 or more as %.6g: a 6 GiB guest's memory read as 6.1e+09 failed every
+    run's memory.max check, and a device holding 3 GiB dropped out of the swaps record (not an integer)."""
+    (tmp_path / "meminfo").write_text(MEMINFO_6G)
+    (tmp_path / "swaps").write_text(SWAPS_3G)
+    done = agent(["kv_json", "mem_total_bytes", "swaps_json", "swap_used_bytes"],
+                 f'mem_total_bytes "{tmp_path / "meminfo"}"; swaps_json "{tmp_path / "swaps"}"; echo; '
+                 f'swap_used_bytes "{tmp_path / "swaps"}"')
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines() == ["6246400000", '{"vdb": 3072000000, "/tmp/vb/swapfile": 1048576}',
+                                        "3073048576"]
+    (tmp_path / "vmstat.before").write_text("pgpgout 100\npswpout 5\n")
+    (tmp_path / "vmstat").write_text("pgpgout 3000000100\npswpout 7\n")
+    done = agent(["kv_json", "vmstat_delta_json"], f'vmstat_delta_json "{tmp_path / "vmstat"}"', WORK=str(tmp_path))
+    assert done.stdout == '{"pgpgout": 3000000000, "pswpout": 2}', done.stdout + done.stderr
