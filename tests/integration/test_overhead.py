@@ -100,7 +100,7 @@ def test_static_cost_grows_with_the_slots_as_the_model_says(kernel, backend):
     growth = static_delta(large) - static_delta(small)
     model = design_for_kernel(kernel).static_bytes_per_slot(backend) * slots
     assert 0.5 * model <= growth <= 2 * model, f"B-A grew by {growth:.0f} B over {slots} slots; model {model:.0f} B"
-    # The slot states (the baseline's swap_map, vswap's two bitmaps) are vmalloc'ed: the accounted measure
+    # The slot states (the baseline's swap_map, vswap's bitmaps) are vmalloc'ed: the accounted measure
     # sees them whole.  The baseline's swap_cgroup pages it does not; vswap's reverse map costs a device
     # almost nothing until slots are used.
     states = slot_states(built_layouts()[kernel]).bytes * large["swap_slots"]
