@@ -46,6 +46,20 @@ def test_a_kernel_report_of_each_kind_is_seen_on_both_sides(tmp_path):
     assert outcome.first_line(outcome.CRASH_PATTERN, kmsg.read_text()) == "BUG: KASAN: use-after-free in zswap_store"
 
 
+def test_lockdep_in_a_stack_frame_is_not_a_lockdep_report(tmp_path):
+    # An OOM kill on a lockdep kernel prints its stack, whose unreliable frames may be lockdep's own
+    # functions: that failed a KASAN stress run that had nothing to report. Lockdep's own messages count.
+    kmsg = tmp_path / "kmsg"
+    kmsg.write_text("[224.6] run invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n"
+                    "[224.6]  ? lockdep_hardirqs_on_prepare+0x1f0/0x1f0\n"
+                    "[224.6]  ? __lockdep_init_map_type+0xcf/0x340\n"
+                    "[230.1] INFO: lockdep is turned off.\n")
+    counted = stress_dmesg(kmsg)
+    assert counted["dmesg"]["lockdep"] == 1, counted
+    assert counted["dmesg_matches"] == ["[230.1] INFO: lockdep is turned off."]
+    assert outcome.kernel_warnings(kmsg.read_text()) == 0
+
+
 def test_a_data_race_report_ends_the_run_with_the_race_as_its_reason():
     # The kcsan kernels (make kernels-kcsan) report a race this way and go on; campaigns/debug-kcsan.conf
     # counts on the run failing on it.
