@@ -105,9 +105,10 @@ if in_build vswap; then
 fi
 # A kernel that keeps its devices' slot states in bitmaps has no swap_map;
 # the first such kernels kept a second bitmap beside slot_used.
-if grep -q 'si->slot_used' "$(source_of swapfile)"; then
+swapfile=$(source_of swapfile)
+if grep -q 'si->slot_used' "$swapfile"; then
 	extra+=(-DVB_HAVE_SLOT_BITMAPS)
-	grep -q 'si->slot_cache_only' "$(source_of swapfile)" && extra+=(-DVB_HAVE_SLOT_CACHE_ONLY)
+	grep -q 'si->slot_cache_only' "$swapfile" && extra+=(-DVB_HAVE_SLOT_CACHE_ONLY)
 fi
 # Where the swap cache is, from the definitions in mm/swap_state.c (6.12
 # names swapper_space in comments too); the descriptor's cache word is read
