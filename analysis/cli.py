@@ -1,7 +1,6 @@
 """Command line: `report`, `compare` and `history` (see analysis/__init__.py)."""
 import argparse
 import re
-import sqlite3
 import sys
 from pathlib import Path
 
@@ -14,8 +13,7 @@ from .presentation.render import text_table
 from .schema import CONFIG_COLUMNS
 
 EXIT_OK = 0
-EXIT_USAGE = verdicts.EXIT_USAGE
-EXIT_CANNOT_WRITE = 1  # report: the report or the results index could not be written (a full disk)
+EXIT_ERROR = verdicts.EXIT_ERROR
 EXIT_STATUSES_HELP = ("Exit status: 0 no change, 1 regression, 3 inconclusive (too few runs, a run lost, an "
                       "interval wider than the noise floor), 4 improvement; when rows differ, the first of "
                       "regression, inconclusive, improvement decides. 2: usage error or nothing to compare.")
@@ -74,11 +72,11 @@ def run_compare(args) -> int:
         campaigns = _load_sides(args)
     except (re.error, FileNotFoundError, ValueError, history.HistoryError) as error:
         print(f"analysis compare: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_ERROR
     if len(campaigns) == 1:
         if not args.kernels:
             print("analysis compare: one campaign needs --kernels BASE NEW", file=sys.stderr)
-            return EXIT_USAGE
+            return EXIT_ERROR
         base_label, new_label = args.kernels
         campaign = campaigns[0]
         judged = verdicts.compare_kernels(_filter_metrics(campaign.metrics, args.metrics), campaign.runs,
@@ -92,13 +90,13 @@ def run_compare(args) -> int:
         config_columns = ("kernel",) + CONFIG_COLUMNS
     if judged.empty:
         print(f"analysis compare: no metric present on both sides ({base_label} vs {new_label})", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_ERROR
     if args.csv:
         try:
             judged.to_csv(args.csv, index=False)
         except OSError as error:
             print(f"analysis compare: cannot write {args.csv}: {error}", file=sys.stderr)
-            return EXIT_USAGE
+            return EXIT_ERROR
     print(tcg_warning(set().union(*(c.runs["accelerator"] for c in campaigns))), end="")
     print(verdicts.summary_line(judged))
     print(f"base: {base_label}   new: {new_label}   (p: Welch t on the log ratio; q: Benjamini-Hochberg over the "
@@ -119,20 +117,20 @@ def run_report(args) -> int:
         campaign = load_campaign(args.campaign)
     except FileNotFoundError as error:
         print(f"analysis report: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_ERROR
     try:
         index = build_report(campaign, base=args.base, new=args.new, swap_bytes=int(args.swap_size_gib * GIB))
     except OSError as error:
         print(f"analysis report: cannot write the report of {campaign.path}: {error.strerror or error}",
               file=sys.stderr)
-        return EXIT_CANNOT_WRITE
+        return EXIT_ERROR
     print(f"analysis report: {index}")
     results_index = args.index or campaign.path.parent / history.INDEX_NAME
     try:
         history.add_campaign(results_index, campaign)
-    except (OSError, sqlite3.Error) as error:
+    except (OSError, history.HistoryError) as error:
         print(f"analysis report: cannot add {campaign.name} to {results_index}: {error}", file=sys.stderr)
-        return EXIT_CANNOT_WRITE
+        return EXIT_ERROR
     print(f"analysis report: {campaign.name} added to {results_index}")
     return EXIT_OK
 
@@ -146,7 +144,7 @@ def run_history(args) -> int:
         rows = history.history(args.index, args.metric, args.workload)
     except history.HistoryError as error:
         print(f"analysis history: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_ERROR
     from .plots import history_plot  # matplotlib is only imported when a plot is drawn
     print(text_table(history.display_history(rows)))
     print(f"analysis history: plot {history_plot(rows, args.plot or Path(args.index).with_name('history.png'))}")
@@ -200,9 +198,9 @@ def main(argv=None) -> int:
     args = parser().parse_args(argv)
     if args.command == "compare" and len(args.campaigns) > 2:
         print("analysis compare: give one or two campaigns", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_ERROR
     try:
         return args.run(args)
     except DeclarationError as error:
         print(f"analysis {args.command}: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_ERROR

@@ -8,6 +8,7 @@ shows a metric (by default each configuration's headline) across kernels and dat
 marks the latest campaign of that name accepted, and `compare NEW --last-accepted` takes the latest
 accepted campaign sharing a configuration with NEW as its base.
 """
+import contextlib
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
@@ -57,6 +58,22 @@ def connect(path: Path) -> sqlite3.Connection:
     return connection
 
 
+@contextlib.contextmanager
+def session(index: Path):
+    """A transaction on the index, closed at the end; an index SQLite cannot read (a corrupt or foreign
+    file, a read-only one being written) is a HistoryError that names it."""
+    try:
+        connection = connect(index)
+        try:
+            with connection:
+                yield connection
+        finally:
+            connection.close()
+    except sqlite3.Error as error:
+        raise HistoryError(f"{index} cannot be used as a results index ({error}); move it aside and `report` "
+                           f"the campaigns again") from None
+
+
 def _now() -> str:
     return f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ}"
 
@@ -86,7 +103,7 @@ def add_campaign(index: Path, campaign: Campaign):
     table = summarised(campaign.metrics)
     started = campaign_started(campaign)
     entry = f"{campaign.name}@{started}"
-    with connect(index) as connection:
+    with session(index) as connection:
         connection.execute("INSERT INTO campaigns (id, name, started, path, date) VALUES (?, ?, ?, ?, ?) "
                            "ON CONFLICT(id) DO UPDATE SET path = excluded.path, date = excluded.date",
                            (entry, campaign.name, started, str(campaign.path.resolve()), campaign_date(campaign)))
@@ -106,7 +123,7 @@ def _existing(index: Path) -> Path:
 
 def accept(index: Path, name: str):
     """Marks the latest campaign called NAME accepted."""
-    with connect(_existing(index)) as connection:
+    with session(_existing(index)) as connection:
         if not connection.execute("UPDATE campaigns SET accepted = 1 WHERE id = (SELECT id FROM campaigns "
                                   "WHERE name = ? ORDER BY started DESC LIMIT 1)", (name,)).rowcount:
             raise HistoryError(f"campaign {name!r} is not in {index}")
@@ -120,7 +137,7 @@ def history(index: Path, metric: str = None, workload: str = None) -> pd.DataFra
              + (" AND r.workload = ?" if workload else "")
              + " ORDER BY r.configuration, r.metric, c.date, r.kernel")
     parameters = [value for value in (metric, workload) if value]
-    with connect(_existing(index)) as connection:
+    with session(_existing(index)) as connection:
         rows = pd.read_sql_query(query, connection, params=parameters)
     if rows.empty:
         raise HistoryError(f"no {'metric ' + metric if metric else 'headline metric'} in {index}"
@@ -131,7 +148,7 @@ def history(index: Path, metric: str = None, workload: str = None) -> pd.DataFra
 def last_accepted(index: Path, campaign: Campaign) -> Path:
     """The path of the latest accepted campaign, other than this one, sharing a kernel and configuration with it."""
     wanted = summarised(campaign.metrics)[["kernel", "configuration"]].drop_duplicates()
-    with connect(_existing(index)) as connection:
+    with session(_existing(index)) as connection:
         candidates = pd.read_sql_query(
             "SELECT DISTINCT c.name, c.path, c.date, r.kernel, r.configuration FROM campaigns c "
             "JOIN results r ON r.campaign = c.id WHERE c.accepted = 1 AND c.path != ?", connection,

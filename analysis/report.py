@@ -44,7 +44,7 @@ def verdicts_section(judged: pd.DataFrame, base: str, new: str) -> Section:
     section = Section("Verdicts")
     if judged.empty:
         section.text(f"Nothing to compare: no configuration has both {base} and {new} runs. "
-                     f"`compare` would exit with status {verdicts.EXIT_USAGE}.")
+                     f"`compare` would exit with status {verdicts.EXIT_ERROR}.")
         return section
     statuses = ", ".join(f"{status} {outcome}" for outcome, status in sorted(verdicts.EXIT_STATUS.items(),
                                                                              key=lambda item: item[1]))

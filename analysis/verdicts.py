@@ -34,7 +34,7 @@ DESCRIPTIVE = "descriptive"
 # The exit status of `compare`: the first of these outcomes that any gated row has decides it.
 # Inconclusive is never 0: a CI job must not pass a comparison that could not decide.
 EXIT_STATUS = {REGRESSION: 1, INCONCLUSIVE: 3, IMPROVEMENT: 4, NO_CHANGE: 0}
-EXIT_USAGE = 2
+EXIT_ERROR = 2  # a usage error, input that cannot be used, or an error of the analysis itself: never 1
 RUNS_METRIC = "runs"
 
 

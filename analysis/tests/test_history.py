@@ -95,3 +95,15 @@ def test_no_accepted_campaign_is_a_usage_error(tmp_path, capsys):
     assert main(["compare", str(tmp_path / "only"), "--last-accepted", "--index", str(index)]) == 2
     assert "no accepted campaign" in capsys.readouterr().err
     assert isinstance(history.history(index), pd.DataFrame)
+
+
+@pytest.mark.parametrize("argv", [["history", "--index", "{index}"],
+                                  ["history", "--index", "{index}", "--accept", "monday"],
+                                  ["compare", "{root}/wednesday", "--last-accepted", "--index", "{index}"],
+                                  ["report", "{root}/wednesday", "--index", "{index}"]])
+def test_a_corrupt_index_is_a_one_line_usage_error(indexed, argv, capsys):
+    index = indexed / history.INDEX_NAME
+    index.write_bytes(b"not an SQLite database, but text that replaced it\n" * 100)
+    assert main([arg.format(root=indexed, index=index) for arg in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("analysis ") and str(index) in err and err.count("\n") == 1, err

@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from analysis.cli import EXIT_USAGE, main
+from analysis.cli import EXIT_ERROR, main
 from analysis.loader import load_campaign
 from analysis.verdicts import DEFAULT_NOISE_FLOOR, EXIT_STATUS, IMPROVEMENT, NO_CHANGE, REGRESSION, compare_kernels
 from analysis.tests.synthetic import samples, write_campaign, write_run
@@ -90,7 +90,7 @@ def test_two_campaigns_compare_the_same_kernel_across_them(tmp_path):
                                   ["compare", "{campaign}", "--kernels", "baseline", "nosuchkernel"]])
 def test_usage_errors_exit_2(tmp_path, argv):
     campaign = two_kernels(tmp_path, sys_factor=1.0)
-    assert main([arg.format(campaign=campaign) for arg in argv]) == EXIT_USAGE
+    assert main([arg.format(campaign=campaign) for arg in argv]) == EXIT_ERROR
 
 
 def test_nothing_gated_is_inconclusive_not_ok(tmp_path):
@@ -112,5 +112,5 @@ def test_a_noise_floor_that_is_not_a_fraction_is_refused(tmp_path, floor, capsys
     campaign = two_kernels(tmp_path, sys_factor=1.0)
     with pytest.raises(SystemExit) as exit_info:
         main(["compare", str(campaign), "--kernels", "baseline", "vswap", "--noise-floor", floor])
-    assert exit_info.value.code == EXIT_USAGE
+    assert exit_info.value.code == EXIT_ERROR
     assert "is not a fraction" in capsys.readouterr().err
