@@ -13,7 +13,8 @@ Lines (harness/plan.sh's syntax, CRLF or LF):
 Settings apply from the general to the particular (KEY, WORKLOAD.KEY, BACKEND.KEY), then the axes.  The
 kernel axis is interleaved: on even repetitions its order is reversed (ABBA), so slow drift of the host
 does not favour one kernel; A/A labels take part in that order like kernels.  key=value overrides from the
-command line replace a setting and collapse an axis of the same key.
+command line replace a setting and collapse an axis of the same key.  A key is given once in a file and once
+on the command line: a second line of it, as a setting or an axis, is refused.
 """
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,23 +57,34 @@ class Campaign:
 
 def parse_campaign(path: Path) -> Campaign:
     campaign = Campaign(Path(path))
+    given = {}
     for number, text in read_key_values(campaign.path):
         origin = f"{display_path(campaign.path)}:{number}"
         keyword, _, rest = text.partition(" ")
-        if keyword == "axis" and rest.strip():
-            _add_axis(campaign, split_setting(rest, origin))
-        else:
-            _add_setting(campaign, split_setting(text, origin))
+        is_axis = keyword == "axis" and rest.strip()
+        setting = split_setting(rest if is_axis else text, origin)
+        _given_once(given, setting)
+        (_add_axis if is_axis else _add_setting)(campaign, setting)
     return campaign
 
 
 def apply_overrides(campaign: Campaign, arguments: list[str]):
     """KEY=VALUE arguments over the file: each replaces a setting and collapses an axis of its key."""
+    given = {}
     for argument in arguments:
         setting = split_setting(argument, f"{COMMAND_LINE} '{argument}'")
+        _given_once(given, setting)
         campaign.axes.pop(setting.key, None)
         _add_setting(campaign, setting)
         campaign.overrides.append(argument)
+
+
+def _given_once(given: dict, setting: Setting):
+    """GIVEN: where each key was given so far (in one file, or on the command line).  A key given a second
+    time, as a setting or an axis, is refused: the later one would replace the earlier without a word."""
+    if setting.key in given:
+        raise UsageError(f"{setting.origin}: {setting.key} is given twice (first at {given[setting.key]})")
+    given[setting.key] = setting.origin
 
 
 def _add_axis(campaign: Campaign, axis: Setting):
