@@ -1,10 +1,12 @@
-"""Command line: `report`, `compare` and `history` (see analysis/__init__.py)."""
+"""Command line: `report`, `compare`, `gate` and `history` (see analysis/__init__.py)."""
 import argparse
+import os
 import re
 import sys
+import traceback
 from pathlib import Path
 
-from . import history, verdicts
+from . import gate, history, verdicts
 from .loader import load_campaign
 from .metrics import DeclarationError
 from .overhead_model import GIB
@@ -14,9 +16,17 @@ from .schema import CONFIG_COLUMNS
 
 EXIT_OK = 0
 EXIT_ERROR = verdicts.EXIT_ERROR
-EXIT_STATUSES_HELP = ("Exit status: 0 no change, 1 regression, 3 inconclusive (too few runs, a run lost, an "
-                      "interval wider than the noise floor), 4 improvement; when rows differ, the first of "
-                      "regression, inconclusive, improvement decides. 2: usage error or nothing to compare.")
+EXIT_STATUSES_HELP = ("Exit status: 0 no change (or a possible regression or improvement: significant, within the "
+                      "margin), 1 regression, 3 inconclusive (too few runs, a run lost, a gated metric missing, an "
+                      "interval wider than the margin), 4 improvement; when rows differ, the first of regression, "
+                      "inconclusive, improvement decides. 2: usage or internal error, or nothing to compare.")
+GATE_HELP = ("Judge the kernel under test (--test) against the control (--control) within CAMPAIGN and, as their "
+             "ratio, against the last accepted campaign of the history (over time; the control against itself is "
+             "the drift control), on each workload's headline metrics; record the outcome, and accept CAMPAIGN as "
+             "the next base when it passes or improves. Exit status: 0 pass (no change; a possible regression "
+             "also passes, unaccepted, unless --fail-on-possible-regression), 1 regression, 3 inconclusive (the "
+             "output says about how many runs a side would decide it), 4 improvement, 2 usage or internal error.")
+LAST_GATES = 10  # history --gates without a number
 
 
 def tcg_warning(accelerators) -> str:
@@ -26,8 +36,8 @@ def tcg_warning(accelerators) -> str:
     return ""
 
 
-def noise_floor(text: str) -> float:
-    """--noise-floor: a fraction of the mean, 0 (no floor) up to but not including 1."""
+def margin(text: str) -> float:
+    """--margin: a fraction of the mean, 0 (no margin) up to but not including 1."""
     try:
         value = float(text)
     except ValueError:
@@ -35,6 +45,13 @@ def noise_floor(text: str) -> float:
     if not 0 <= value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a fraction from 0 to below 1 (0.05 is 5%)")
     return value
+
+
+def count(text: str) -> int:
+    """--gates: a number of gates above 0."""
+    if not text.isdigit() or not int(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of gates above 0")
+    return int(text)
 
 
 def swap_size_gib(text: str) -> float:
@@ -49,9 +66,12 @@ def swap_size_gib(text: str) -> float:
     return value
 
 
-def _filter_metrics(metrics, pattern):
+def _filter_metrics(metrics, pattern, keep=()):
+    """The rows whose metric matches PATTERN, and those of the metrics in KEEP."""
     # re.search, not str.contains: pandas warns about a pattern with groups, such as '^(cpu|sys)$'.
-    return metrics if pattern is None else metrics[metrics["metric"].map(re.compile(pattern).search).notna()]
+    if pattern is None:
+        return metrics
+    return metrics[metrics["metric"].map(re.compile(pattern).search).notna() | metrics["metric"].isin(keep)]
 
 
 def _load_sides(args) -> list:
@@ -60,7 +80,11 @@ def _load_sides(args) -> list:
     if args.last_accepted:
         if len(campaigns) != 1 or args.kernels:
             raise ValueError("--last-accepted takes one campaign and no --kernels")
-        base = load_campaign(history.last_accepted(args.index, campaigns[0]))
+        base_path = history.last_accepted(args.index, campaigns[0])
+        if base_path is None:
+            raise history.HistoryError(f"no accepted campaign in {args.index} shares a kernel and configuration "
+                                       f"with {campaigns[0].name}")
+        base = load_campaign(base_path)
         print(f"base: the last accepted campaign sharing a configuration, {base.path}")
         campaigns.insert(0, base)
     return campaigns
@@ -80,14 +104,16 @@ def run_compare(args) -> int:
         base_label, new_label = args.kernels
         campaign = campaigns[0]
         judged = verdicts.compare_kernels(_filter_metrics(campaign.metrics, args.metrics), campaign.runs,
-                                          base_label, new_label, args.noise_floor)
+                                          base_label, new_label, args.margin)
         config_columns = CONFIG_COLUMNS
     else:
         base, new = campaigns
         base_label, new_label = base.name, new.name
         judged = verdicts.compare_campaigns(_filter_metrics(base.metrics, args.metrics), base.runs,
-                                            _filter_metrics(new.metrics, args.metrics), new.runs, args.noise_floor)
+                                            _filter_metrics(new.metrics, args.metrics), new.runs, args.margin)
         config_columns = ("kernel",) + CONFIG_COLUMNS
+    # The metrics a configuration is to give (verdicts.py) are judged missing unless they were asked for.
+    judged = _filter_metrics(judged, args.metrics, keep=[verdicts.RUNS_METRIC])
     if judged.empty:
         print(f"analysis compare: no metric present on both sides ({base_label} vs {new_label})", file=sys.stderr)
         return EXIT_ERROR
@@ -99,16 +125,22 @@ def run_compare(args) -> int:
             return EXIT_ERROR
     print(tcg_warning(set().union(*(c.runs["accelerator"] for c in campaigns))), end="")
     print(verdicts.summary_line(judged))
-    print(f"base: {base_label}   new: {new_label}   (p: Welch t on the log ratio; q: Benjamini-Hochberg over the "
-          f"{len(verdicts.gated(judged))} gated rows; * = q <= {verdicts.FALSE_DISCOVERY_RATE}; floor = noise floor, "
-          f"default {100 * args.noise_floor:.0f}% unless A/A runs of the configuration set it)")
-    _, common = split_config(judged, config_columns)
-    print("common: " + "  ".join(f"{column}={value}" for column, value in common.items() if value != ""))
-    print(text_table(verdicts.display_verdicts(judged, base_label, new_label, config_columns)))
+    print(f"base: {base_label}   new: {new_label}")
+    print_judged(judged, base_label, new_label, config_columns, args.margin)
     problems = sum(len(c.problems) for c in campaigns)
     if problems:
         print(f"{problems} run file(s) could not be used; see the messages above.")
-    return verdicts.exit_status(judged)
+    return verdicts.exit_status(verdicts.overall_outcome(judged))
+
+
+def print_judged(judged, base_label: str, new_label: str, config_columns, default_margin: float):
+    """A comparison's legend, the configuration its rows share and its table."""
+    print(f"(p: Welch t on the log ratio; q: Benjamini-Hochberg over the gated rows of each kernel; "
+          f"* = q <= {verdicts.FALSE_DISCOVERY_RATE}; margin: declared in metrics.conf, else the A/A noise floor, "
+          f"else the default {100 * default_margin:.0f}%)")
+    _, common = split_config(judged, config_columns)
+    print("common: " + "  ".join(f"{column}={value}" for column, value in common.items() if value != ""))
+    print(text_table(verdicts.display_verdicts(judged, base_label, new_label, config_columns)))
 
 
 def run_report(args) -> int:
@@ -135,11 +167,101 @@ def run_report(args) -> int:
     return EXIT_OK
 
 
+def _gated_and_reported(judged):
+    """The rows the gate shows: gated, and those with a direction that are reported without being gated."""
+    return judged[judged["gated"] | judged["higher_is_better"].isin([True, False])]
+
+
+def _base_of(index: Path, campaign):
+    """The last accepted campaign of the index sharing a configuration with CAMPAIGN, loaded; None if none."""
+    path = history.last_accepted(index, campaign)
+    if path is None:
+        return None
+    try:
+        return load_campaign(path)
+    except FileNotFoundError:
+        raise history.HistoryError(f"the last accepted campaign of {index} is no longer at {path}: put it back, "
+                                   f"or accept another (history --accept)") from None
+
+
+def run_gate(args) -> int:
+    try:
+        campaign = load_campaign(args.campaign)
+    except FileNotFoundError as error:
+        print(f"analysis gate: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    labels = set(campaign.runs["kernel"])
+    absent = [label for label in (args.control, args.test) if label not in labels]
+    if absent:
+        print(f"analysis gate: no run of {' or '.join(absent)} in {campaign.path} (its kernels: "
+              f"{', '.join(sorted(labels - {''})) or 'none'})", file=sys.stderr)
+        return EXIT_ERROR
+    index = args.history or campaign.path.parent / history.INDEX_NAME
+    try:
+        history.add_campaign(index, campaign)
+        base = _base_of(index, campaign)
+    except (OSError, history.HistoryError) as error:
+        print(f"analysis gate: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    decision = gate.decide(campaign, base, args.control, args.test, args.margin, args.fail_on_possible_regression)
+    if decision.within.empty:
+        print(f"analysis gate: no configuration of {campaign.path} has both {args.control} and {args.test}",
+              file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        history.record_gate(index, campaign, decision.outcome, decision.exit_status, base.name if base else "",
+                            decision.accepted)
+    except history.HistoryError as error:
+        print(f"analysis gate: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    print_gate(args, campaign, base, decision, index)
+    return decision.exit_status
+
+
+def print_gate(args, campaign, base, decision, index: Path):
+    accepted = "accepted as the next base" if decision.accepted else "not accepted as a base"
+    print(f"gate: {decision.outcome} (exit status {decision.exit_status}); {campaign.name} {accepted} in {index}")
+    print(f"within {campaign.name}, {args.test} against {args.control}: "
+          + verdicts.summary_line(decision.within, args.fail_on_possible_regression))
+    if base is None:
+        print(f"over time: no accepted campaign in {index} shares a configuration with {campaign.name}: "
+              f"judged within the campaign only")
+    else:
+        print(f"over time, {args.test}/{args.control} in {campaign.name} against {base.name} (the last accepted): "
+              + (verdicts.summary_line(decision.over_time, args.fail_on_possible_regression)
+                 if len(decision.over_time) else "no configuration has both kernels in both campaigns"))
+        drifted = decision.drift[decision.drift["outcome"] == verdicts.DRIFT]
+        print(f"drift control, {args.control} of the same kernel_id in both: "
+              + (f"{len(drifted)} headline row(s) moved beyond their margin: environment drift, never a regression "
+                 f"(the over-time comparison is of ratios, which it does not move)" if len(drifted) else
+                 "no drift beyond the margins" if len(decision.drift) else
+                 f"none ({args.control} was rebuilt, or has no configuration in both)"))
+    needed = max(filter(None, map(verdicts.most_runs_needed, (decision.within, decision.over_time))), default=None)
+    if decision.outcome == verdicts.INCONCLUSIVE and needed:
+        print(f"needs more runs: about {needed} a side would decide the widest inconclusive row at its present spread")
+    print(tcg_warning(campaign.runs["accelerator"]), end="")
+    tables = [(f"{campaign.name}: {args.test} against {args.control}", decision.within, args.control, args.test,
+               CONFIG_COLUMNS)]
+    if base is not None:
+        tables += [(f"over time: {args.test}/{args.control}", decision.over_time, base.name, campaign.name,
+                    CONFIG_COLUMNS),
+                   (f"drift control: {args.control}", decision.drift, base.name, campaign.name,
+                    ("kernel_id",) + CONFIG_COLUMNS)]
+    for title, judged, base_label, new_label, config_columns in tables:
+        shown = _gated_and_reported(judged)
+        if len(shown):
+            print(f"\n== {title}")
+            print_judged(shown, base_label, new_label, config_columns, args.margin)
+
+
 def run_history(args) -> int:
     try:
         if args.accept:
             history.accept(args.index, args.accept)
             print(f"analysis history: {args.accept} accepted in {args.index}")
+            return EXIT_OK
+        if args.gates:
+            print(text_table(history.display_gates(history.gates(args.index, args.gates))))
             return EXIT_OK
         rows = history.history(args.index, args.metric, args.workload)
     except history.HistoryError as error:
@@ -172,14 +294,29 @@ def parser() -> argparse.ArgumentParser:
     comp.add_argument("--kernels", nargs=2, metavar=("BASE", "NEW"),
                       help="kernel labels to compare within one campaign")
     comp.add_argument("--metrics", metavar="REGEX", help="only metrics whose name matches (run outcomes always count)")
-    comp.add_argument("--noise-floor", type=noise_floor, default=verdicts.DEFAULT_NOISE_FLOOR,
-                      help="fraction used where no A/A runs of the configuration give one (default: %(default)s)")
+    comp.add_argument("--margin", type=margin, default=verdicts.DEFAULT_MARGIN,
+                      help="the smallest change that matters, as a fraction, where metrics.conf declares none and "
+                           "no A/A runs of the configuration give a noise floor (default: %(default)s)")
     comp.add_argument("--csv", metavar="FILE", help="also write the full comparison as CSV")
     comp.add_argument("--last-accepted", action="store_true",
                       help="compare the one campaign given against the index's last accepted campaign that shares "
                            "a kernel and configuration with it")
     comp.add_argument("--index", type=Path, default=history.DEFAULT_INDEX, help="results index (default: %(default)s)")
     comp.set_defaults(run=run_compare)
+
+    gating = commands.add_parser("gate", help="the regression gate CI runs: one campaign, one exit status",
+                                 description=GATE_HELP)
+    gating.add_argument("campaign", help="results/<campaign>")
+    gating.add_argument("--history", type=Path, help=f"results index with the accepted campaigns (default: "
+                                                     f"{history.INDEX_NAME} beside the campaign)")
+    gating.add_argument("--control", default="baseline", help="the control kernel label (default: %(default)s)")
+    gating.add_argument("--test", default="vswap", help="the kernel label under test (default: %(default)s)")
+    gating.add_argument("--margin", type=margin, default=verdicts.DEFAULT_MARGIN,
+                        help="the smallest change that matters where metrics.conf declares none and no A/A runs "
+                             "give a noise floor (default: %(default)s)")
+    gating.add_argument("--fail-on-possible-regression", action="store_true",
+                        help="exit 1 on a possible regression (significant, within the margin) instead of passing")
+    gating.set_defaults(run=run_gate)
 
     past = commands.add_parser("history", help="a metric across kernels and dates, from the results index",
                                description="Show each configuration's headline metric (or --metric) for every "
@@ -188,8 +325,10 @@ def parser() -> argparse.ArgumentParser:
     past.add_argument("--metric", help="this metric instead of the headlines")
     past.add_argument("--workload", help="only this workload")
     past.add_argument("--plot", type=Path, help="PNG to write (default: history.png beside the index)")
-    past.add_argument("--accept", metavar="CAMPAIGN", help="mark this campaign accepted (a base for compare "
+    past.add_argument("--accept", metavar="CAMPAIGN", help="mark this campaign accepted (a base for gate and compare "
                                                            "--last-accepted) and show nothing")
+    past.add_argument("--gates", metavar="N", type=count, nargs="?", const=LAST_GATES,
+                      help=f"list the last N gates (default {LAST_GATES}) with their outcome instead")
     past.set_defaults(run=run_history)
     return top
 
@@ -200,7 +339,19 @@ def main(argv=None) -> int:
         print("analysis compare: give one or two campaigns", file=sys.stderr)
         return EXIT_ERROR
     try:
-        return args.run(args)
+        status = args.run(args)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # The reader went away (`compare | head`): the rest of the output has nowhere to go, and Python would
+        # say so again when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
     except DeclarationError as error:
         print(f"analysis {args.command}: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as error:  # noqa: BLE001 - an error of the analysis itself must not read as a regression (1)
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        print(f"analysis {args.command}: internal error: {type(error).__name__}: {error} "
+              f"({Path(where.filename).name}:{where.lineno})", file=sys.stderr)
         return EXIT_ERROR

@@ -1,17 +1,22 @@
 """Results over time: an SQLite index of analysed campaigns (results/index.sqlite, Python's sqlite3).
 
-Every campaign `report` analyses is (re)written into the index: per kernel, configuration and gated metric
-its n, mean and sd, with the campaign's date (its last finished run) and the kernel_id. A campaign is known
-by its name and when its first run started, so the same campaign run again (run.sh moves the old folder
-aside) is a new entry, and reporting one campaign again, or after --resume, replaces its entry. `history`
-shows a metric (by default each configuration's headline) across kernels and dates; `history --accept NAME`
-marks the latest campaign of that name accepted, and `compare NEW --last-accepted` takes the latest
-accepted campaign sharing a configuration with NEW as its base.
+Every campaign `report` or `gate` analyses is (re)written into the index: per kernel, configuration and gated
+metric its n, mean and sd, with the campaign's date (its last finished run) and the kernel_id; and what ran it:
+the project's commit (and the last commit of the series in kernel-patches/) in the checkout that indexed it,
+the machines, accelerators and timing modes of its runs. A campaign is known by its name and when its first
+run started, so the same campaign run again (run.sh moves the old folder aside) is a new entry, and indexing
+one campaign again, or after --resume, replaces its entry. `gate` records its outcome and whether it accepted
+the campaign as the next base; `history` shows a metric (by default each configuration's headline) across
+kernels and campaigns, or the last gates; `history --accept NAME` marks the latest campaign of that name
+accepted by hand, and `gate` and `compare NEW --last-accepted` take the latest accepted campaign sharing a
+configuration with NEW as its base.
 """
 import contextlib
 import sqlite3
+import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Optional
 
 import pandas as pd
 
@@ -22,12 +27,18 @@ from .schema import CONFIG_COLUMNS
 
 INDEX_NAME = "index.sqlite"
 DEFAULT_INDEX = Path("results") / INDEX_NAME
-# An index written by an older schema is derived data: it is dropped and filled again by the next reports.
-SCHEMA_VERSION = 2
+PROJECT = Path(__file__).resolve().parent.parent
+SERIES_DIR = "kernel-patches"
+# An index written by an older schema is dropped and filled again by the next reports and gates: what was
+# accepted in it must be accepted again (`history --accept`).
+SCHEMA_VERSION = 3
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS campaigns (
     id TEXT PRIMARY KEY, name TEXT NOT NULL, started TEXT NOT NULL, path TEXT NOT NULL, date TEXT NOT NULL,
-    accepted INTEGER NOT NULL DEFAULT 0);
+    project_commit TEXT NOT NULL, series_commit TEXT NOT NULL, machine TEXT NOT NULL, accelerator TEXT NOT NULL,
+    timing TEXT NOT NULL, accepted INTEGER NOT NULL DEFAULT 0,
+    gated TEXT NOT NULL DEFAULT '', outcome TEXT NOT NULL DEFAULT '', exit_status INTEGER,
+    base TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS results (
     campaign TEXT NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
     kernel TEXT NOT NULL, kernel_id TEXT NOT NULL, configuration TEXT NOT NULL,
@@ -36,6 +47,8 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (campaign, kernel, configuration, metric));
 CREATE INDEX IF NOT EXISTS results_by_kernel_configuration ON results (kernel_id, configuration, metric);
 """
+# What a campaign is to the gate, from its columns: accepted as a base, gated and not accepted, or neither.
+GATE_STATUS = "CASE WHEN c.accepted THEN 'accepted' WHEN c.gated != '' THEN 'rejected' ELSE '' END"
 
 
 class HistoryError(LookupError):
@@ -74,6 +87,26 @@ def session(index: Path):
                            f"the campaigns again") from None
 
 
+def _git(*arguments) -> str:
+    try:
+        done = subprocess.run(["git", "-C", str(PROJECT), *arguments], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def last_commit(*paths: str) -> str:
+    """The project's last commit (that changed PATHS), "+changes" after it when the checkout's tracked files
+    differ from it; "" outside a git checkout."""
+    commit = _git("log", "-1", "--format=%H", "--", *paths)
+    changed = _git("status", "--porcelain", "--untracked-files=no", "--", *paths)
+    return commit + ("+changes" if commit and changed else "")
+
+
+def _values(column: pd.Series) -> str:
+    return ", ".join(sorted(set(column.dropna()) - {"", "unknown"}))
+
+
 def _now() -> str:
     return f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ}"
 
@@ -98,21 +131,38 @@ def summarised(metrics: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def entry_id(campaign: Campaign) -> str:
+    return f"{campaign.name}@{campaign_started(campaign)}"
+
+
 def add_campaign(index: Path, campaign: Campaign):
-    """Write (or rewrite) the campaign into the index, keeping whether it was accepted."""
+    """Write (or rewrite) the campaign into the index, keeping whether it was accepted and its gate."""
     table = summarised(campaign.metrics)
-    started = campaign_started(campaign)
-    entry = f"{campaign.name}@{started}"
+    runs = campaign.runs
     with session(index) as connection:
-        connection.execute("INSERT INTO campaigns (id, name, started, path, date) VALUES (?, ?, ?, ?, ?) "
-                           "ON CONFLICT(id) DO UPDATE SET path = excluded.path, date = excluded.date",
-                           (entry, campaign.name, started, str(campaign.path.resolve()), campaign_date(campaign)))
-        connection.execute("DELETE FROM results WHERE campaign = ?", (entry,))
+        connection.execute(
+            "INSERT INTO campaigns (id, name, started, path, date, project_commit, series_commit, machine, "
+            "accelerator, timing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+            "path = excluded.path, date = excluded.date, project_commit = excluded.project_commit, "
+            "series_commit = excluded.series_commit, machine = excluded.machine, "
+            "accelerator = excluded.accelerator, timing = excluded.timing",
+            (entry_id(campaign), campaign.name, campaign_started(campaign), str(campaign.path.resolve()),
+             campaign_date(campaign), last_commit(), last_commit(SERIES_DIR), _values(runs["hostname"]),
+             _values(runs["accelerator"]), _values(runs["timing_mode"])))
+        connection.execute("DELETE FROM results WHERE campaign = ?", (entry_id(campaign),))
         connection.executemany(
             "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(entry, row.kernel, row.kernel_id, row.configuration, row.workload, row.backend, row.metric,
-              row.unit, int(row.headline), int(row.n), float(row.mean), None if pd.isna(row.sd) else float(row.sd))
+            [(entry_id(campaign), row.kernel, row.kernel_id, row.configuration, row.workload, row.backend,
+              row.metric, row.unit, int(row.headline), int(row.n), float(row.mean),
+              None if pd.isna(row.sd) else float(row.sd))
              for row in table.itertuples()])
+
+
+def record_gate(index: Path, campaign: Campaign, outcome: str, exit_status: int, base: str, accepted: bool):
+    """The gate's decision on an indexed campaign: its outcome, exit status, base and whether it is accepted."""
+    with session(index) as connection:
+        connection.execute("UPDATE campaigns SET gated = ?, outcome = ?, exit_status = ?, base = ?, accepted = ? "
+                           "WHERE id = ?", (_now(), outcome, exit_status, base, int(accepted), entry_id(campaign)))
 
 
 def _existing(index: Path) -> Path:
@@ -131,7 +181,8 @@ def accept(index: Path, name: str):
 
 def history(index: Path, metric: str = None, workload: str = None) -> pd.DataFrame:
     """Rows of the index in date order: the given metric, or each configuration's headline metric."""
-    query = ("SELECT c.date, c.name AS campaign, c.accepted, r.kernel, r.kernel_id, r.workload, r.backend, r.configuration, "
+    query = (f"SELECT c.date, c.id AS entry, c.name AS campaign, {GATE_STATUS} AS gate, c.outcome, r.kernel, "
+             "r.kernel_id, r.workload, r.backend, r.configuration, "
              "r.metric, r.unit, r.n, r.mean, r.sd FROM results r JOIN campaigns c ON c.id = r.campaign WHERE "
              + ("r.metric = ?" if metric else "r.headline = 1")
              + (" AND r.workload = ?" if workload else "")
@@ -145,8 +196,21 @@ def history(index: Path, metric: str = None, workload: str = None) -> pd.DataFra
     return rows
 
 
-def last_accepted(index: Path, campaign: Campaign) -> Path:
-    """The path of the latest accepted campaign, other than this one, sharing a kernel and configuration with it."""
+def gates(index: Path, last: int) -> pd.DataFrame:
+    """The last gated campaigns, the latest first, with what the gate said and what ran them."""
+    with session(_existing(index)) as connection:
+        rows = pd.read_sql_query(
+            f"SELECT c.gated, c.name AS campaign, c.date, c.outcome, c.exit_status, {GATE_STATUS} AS gate, c.base, "
+            "c.project_commit, c.series_commit, c.machine, c.accelerator, c.timing FROM campaigns c "
+            "WHERE c.gated != '' ORDER BY c.gated DESC, c.id DESC LIMIT ?", connection, params=[last])
+    if rows.empty:
+        raise HistoryError(f"no campaign in {index} has been gated")
+    return rows
+
+
+def last_accepted(index: Path, campaign: Campaign) -> Optional[Path]:
+    """The path of the latest accepted campaign, other than this one, sharing a kernel and configuration with it;
+    None when there is none."""
     wanted = summarised(campaign.metrics)[["kernel", "configuration"]].drop_duplicates()
     with session(_existing(index)) as connection:
         candidates = pd.read_sql_query(
@@ -154,17 +218,33 @@ def last_accepted(index: Path, campaign: Campaign) -> Path:
             "JOIN results r ON r.campaign = c.id WHERE c.accepted = 1 AND c.path != ?", connection,
             params=[str(campaign.path.resolve())])
     shared = candidates.merge(wanted, on=["kernel", "configuration"])
-    if shared.empty:
-        raise HistoryError(f"no accepted campaign in {index} shares a kernel and configuration with {campaign.name}")
-    return Path(shared.sort_values("date", kind="stable").iloc[-1]["path"])
+    return Path(shared.sort_values("date", kind="stable").iloc[-1]["path"]) if len(shared) else None
 
 
 def display_history(rows: pd.DataFrame) -> pd.DataFrame:
     """The printed shape: one row per campaign, kernel and configuration, mean ± sd of the metric."""
     return pd.DataFrame({
-        "date": rows["date"], "campaign": rows["campaign"] + rows["accepted"].map({1: " (accepted)", 0: ""}),
+        "date": rows["date"], "campaign": rows["campaign"] + _gate_note(rows),
         "kernel": rows["kernel"], "kernel_id": rows["kernel_id"], "workload": rows["workload"],
         "backend": rows["backend"], "metric": rows["metric"], "unit": rows["unit"], "n": rows["n"].astype(str),
         "mean ± sd": [fmt.mean_sd(mean, sd) for mean, sd in zip(rows["mean"], rows["sd"])],
         "configuration": rows["configuration"],
     })
+
+
+def _gate_note(rows: pd.DataFrame) -> list:
+    return [f" ({gate}{': ' + outcome if gate == 'rejected' else ''})" if gate else ""
+            for gate, outcome in zip(rows["gate"], rows["outcome"])]
+
+
+def display_gates(rows: pd.DataFrame) -> pd.DataFrame:
+    """The printed shape of gates(): commits shortened to 12 characters (and their +changes)."""
+    def short(commits):
+        return [commit[:12] + commit[40:] for commit in commits]  # a full hash is 40 characters, then +changes
+    return pd.DataFrame({
+        "gated": rows["gated"], "campaign": rows["campaign"], "outcome": rows["outcome"],
+        "exit": rows["exit_status"].map("{:.0f}".format), "accepted": rows["gate"] == "accepted",
+        "base": rows["base"], "commit": short(rows["project_commit"]),
+        "series commit": short(rows["series_commit"]), "machine": rows["machine"],
+        "accelerator": rows["accelerator"], "timing": rows["timing"],
+    }).astype(str)

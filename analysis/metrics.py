@@ -6,15 +6,18 @@ sys, user, cpu) are lower-is-better for every workload, the counters descriptive
 Only what the workload declares in workloads/<name>/metrics.conf gets a direction and is gated
 (verdicts.py); every other output number is descriptive (higher_is_better None), shown but never judged.
 
-metrics.conf: one declaration a line, `PATTERN UNIT BETTER ROLE`, # starts a comment.
+metrics.conf: one declaration a line, `PATTERN UNIT BETTER ROLE [MARGIN]`, # starts a comment.
   PATTERN  a metric name; `*` stands for one dotted component (a job name, a mode), a last `**` for one or
            more
   UNIT     as shown in the tables
   BETTER   higher | lower | none (declared descriptive: a count, a spread, a histogram bucket) | raw (no
            metric at all: raw readings the workload's own analysis reads from result.json, which would
            only flood the tables; left out of the tidy metrics)
-  ROLE     headline (the metric the workload exists to measure) or -
-A core metric listed there takes the file's unit, direction and role.
+  ROLE     headline (the metric the workload exists to measure; what the regression gate judges) or -
+  MARGIN   optional, a percentage such as 2%: the smallest change of the metric that matters, beyond which a
+           significant change is a regression or an improvement (verdicts.py); without it the A/A noise
+           floor of the configuration where one was measured, else the comparison's default
+A core metric listed there takes the file's unit, direction, role and margin.
 """
 import functools
 import math
@@ -57,10 +60,22 @@ class DeclarationError(ValueError):
 
 
 class Declaration(NamedTuple):
+    name: str  # the pattern as written
     pattern: re.Pattern
     unit: str
     higher_is_better: object  # True, False or None
     headline: bool
+    margin: object  # a fraction (0.02 for 2%), or None when not declared
+
+
+def _margin(text: str):
+    """A MARGIN field ("2%") as a fraction, or None when it is not a percentage from 0 to below 100."""
+    number = text[:-1] if text.endswith("%") else ""
+    try:
+        value = float(number) / 100
+    except ValueError:
+        return None
+    return value if 0 <= value < 1 else None
 
 
 def _pattern(text: str) -> re.Pattern:
@@ -76,11 +91,13 @@ def read_declarations(path: Path) -> list[Declaration]:
         fields = line.split("#", 1)[0].split()
         if not fields:
             continue
-        if len(fields) != 4 or fields[2] not in BETTER or fields[3] not in ROLES:
-            raise DeclarationError(f"{path}:{number}: expected PATTERN UNIT {'|'.join(BETTER)} {'|'.join(ROLES)}, "
-                                   f"found {line.strip()!r}")
-        name, unit, better, role = fields
-        declarations.append(Declaration(_pattern(name), unit, BETTER[better], role == "headline"))
+        margin = _margin(fields[4]) if len(fields) == 5 else None
+        if (len(fields) not in (4, 5) or fields[2] not in BETTER or fields[3] not in ROLES
+                or (len(fields) == 5 and margin is None)):
+            raise DeclarationError(f"{path}:{number}: expected PATTERN UNIT {'|'.join(BETTER)} {'|'.join(ROLES)} "
+                                   f"[MARGIN%], found {line.strip()!r}")
+        name, unit, better, role = fields[:4]
+        declarations.append(Declaration(name, _pattern(name), unit, BETTER[better], role == "headline", margin))
     return declarations
 
 
@@ -99,6 +116,17 @@ def declaration(workload: str, metric: str):
 def is_headline(workload: str, metric: str) -> bool:
     found = declaration(workload, metric)
     return bool(found and found.headline)
+
+
+def declared_margin(workload: str, metric: str):
+    """The metric's MARGIN in its workload's metrics.conf (a fraction), or None."""
+    found = declaration(workload, metric)
+    return found.margin if found else None
+
+
+def exact_declarations(workload: str) -> list[Declaration]:
+    """The declarations that name one metric (no `*`): metrics every run of the workload is to give."""
+    return [d for d in workload_declarations(workload) if "*" not in d.name]
 
 
 def undeclared_measurements(metrics) -> list[str]:

@@ -10,7 +10,7 @@ import pandas as pd
 from .loader import parse_params
 from .metrics import CORE_METRICS
 from .schema import STATUS_DONE
-from .stats import MIN_REPETITIONS, compare_samples, summarize
+from .stats import MIN_REPETITIONS, compare_samples, ratio_of_means, summarize
 
 COMPARISON_COLUMNS = [
     "base_mean", "base_sd", "base_n", "new_mean", "new_sd", "new_n",
@@ -31,32 +31,73 @@ def _compare_group(base_values, new_values) -> dict:
     return {
         "base_mean": base.mean, "base_sd": base.sd, "base_n": base.n,
         "new_mean": new.mean, "new_sd": new.sd, "new_n": new.n,
-        "ratio": estimate.ratio, "ci_low": estimate.ci_low, "ci_high": estimate.ci_high,
-        "p_value": estimate.p_value, "ci_excludes_one": estimate.ci_excludes_one,
-        "few_repetitions": min(base.n, new.n) < MIN_REPETITIONS,
+        **_estimate_columns(estimate, min(base.n, new.n)),
     }
 
 
-def compare_sides(metrics: pd.DataFrame, side_column: str, base: str, new: str, match_columns) -> pd.DataFrame:
-    """One row per (match_columns, metric) present on both sides; metrics that are zero everywhere are skipped."""
+def _estimate_columns(estimate, fewest: int) -> dict:
+    return {"ratio": estimate.ratio, "ci_low": estimate.ci_low, "ci_high": estimate.ci_high,
+            "p_value": estimate.p_value, "ci_excludes_one": estimate.ci_excludes_one,
+            "few_repetitions": fewest < MIN_REPETITIONS}
+
+
+def _compare_ratio_group(groups: dict) -> dict:
+    """groups: {(side, "numerator" | "denominator"): values} of the four groups of a ratio of ratios."""
+    base_n = min(len(groups["base", "numerator"]), len(groups["base", "denominator"]))
+    new_n = min(len(groups["new", "numerator"]), len(groups["new", "denominator"]))
+    means = {key: summarize(values).mean for key, values in groups.items()}
+    side_ratio = {side: means[side, "numerator"] / means[side, "denominator"] if means[side, "denominator"]
+                  else float("nan") for side in ("base", "new")}
+    estimate = ratio_of_means([groups["new", "numerator"], groups["base", "denominator"]],
+                              [groups["new", "denominator"], groups["base", "numerator"]])
+    return {"base_mean": side_ratio["base"], "base_sd": float("nan"), "base_n": base_n,
+            "new_mean": side_ratio["new"], "new_sd": float("nan"), "new_n": new_n,
+            **_estimate_columns(estimate, min(base_n, new_n))}
+
+
+def _paired_frame(metrics: pd.DataFrame, match_columns, groups_of) -> pd.DataFrame:
+    """One row per (match_columns, metric) for which groups_of(group) gives the row's statistics (None: the
+    metric is not on every side, or is zero everywhere)."""
     keys = list(match_columns) + ["metric"]
     rows = []
-    for key, group in metrics[metrics[side_column].isin([base, new])].groupby(keys, sort=True, dropna=False):
-        base_values = group.loc[group[side_column] == base, "value"].to_numpy()
-        new_values = group.loc[group[side_column] == new, "value"].to_numpy()
-        if not len(base_values) or not len(new_values):
+    for key, group in metrics.groupby(keys, sort=True, dropna=False):
+        statistics = groups_of(group)
+        if statistics is None:
             continue
-        if not base_values.any() and not new_values.any():
-            continue
-        row = dict(zip(keys, key))
-        row.update(_compare_group(base_values, new_values))
-        row["unit"] = group["unit"].iloc[0]
-        row["higher_is_better"] = group["higher_is_better"].iloc[0]
-        rows.append(row)
+        rows.append(dict(zip(keys, key)) | statistics | {"unit": group["unit"].iloc[0],
+                                                         "higher_is_better": group["higher_is_better"].iloc[0]})
     frame = pd.DataFrame(rows, columns=keys + COMPARISON_COLUMNS)
     # Within a configuration, the timing metrics first (as in the cover letter), then the rest by name.
     rank = frame["metric"].map(lambda name: CORE_METRICS.index(name) if name in CORE_METRICS else len(CORE_METRICS))
     return frame.assign(_rank=rank).sort_values(keys[:-1] + ["_rank", "metric"]).drop(columns="_rank")
+
+
+def compare_sides(metrics: pd.DataFrame, side_column: str, base: str, new: str, match_columns) -> pd.DataFrame:
+    """One row per (match_columns, metric) present on both sides; metrics that are zero everywhere are skipped."""
+    def groups_of(group):
+        base_values = group.loc[group[side_column] == base, "value"].to_numpy()
+        new_values = group.loc[group[side_column] == new, "value"].to_numpy()
+        if not len(base_values) or not len(new_values) or not (base_values.any() or new_values.any()):
+            return None
+        return _compare_group(base_values, new_values)
+    return _paired_frame(metrics[metrics[side_column].isin([base, new])], match_columns, groups_of)
+
+
+def compare_ratio_sides(metrics: pd.DataFrame, side_column: str, base: str, new: str, numerator: str,
+                        denominator: str, match_columns) -> pd.DataFrame:
+    """Kernel NUMERATOR over kernel DENOMINATOR on side NEW against the same on side BASE (two campaigns), per
+    (match_columns, metric) where both kernels have it on both sides: base_mean and new_mean are each side's
+    ratio of means, ratio and its interval the ratio of the two."""
+    def groups_of(group):
+        groups = {(side, role): group.loc[(group[side_column] == side_value) & (group["kernel"] == kernel),
+                                          "value"].to_numpy()
+                  for side, side_value in (("base", base), ("new", new))
+                  for role, kernel in (("numerator", numerator), ("denominator", denominator))}
+        if not all(len(values) for values in groups.values()) or not any(v.any() for v in groups.values()):
+            return None
+        return _compare_ratio_group(groups)
+    chosen = metrics[metrics[side_column].isin([base, new]) & metrics["kernel"].isin([numerator, denominator])]
+    return _paired_frame(chosen, match_columns, groups_of)
 
 
 def run_match_columns(match_columns) -> list:

@@ -162,17 +162,37 @@ def swapoff_plot(metrics: pd.DataFrame, out_dir: Path) -> list[Path]:
     return [_save(figure, out_dir / "swapoff-time.png")]
 
 
+# The history plot's mark of each campaign by what the gate made of it (history.GATE_STATUS).
+GATE_MARKERS = {"accepted": {"marker": "o"}, "rejected": {"marker": "X", "markersize": 9},
+                "": {"marker": "o", "fillstyle": "none"}}
+GATE_LABELS = {"accepted": "accepted", "rejected": "rejected by the gate", "": "not gated"}
+
+
+def campaign_positions(rows: pd.DataFrame) -> pd.Series:
+    """The x of each row: a place of its own for each campaign (history's entry), in date order, so that two
+    campaigns of one day stand apart."""
+    order = rows.drop_duplicates("entry").sort_values(["date", "entry"], kind="stable")["entry"]
+    return rows["entry"].map({entry: x for x, entry in enumerate(order)})
+
+
 def history_plot(rows: pd.DataFrame, path: Path) -> Path:
-    """One panel per configuration and metric: mean ± sd per campaign in date order, a line per kernel."""
+    """One panel per configuration and metric: mean ± sd per campaign in date order, a line per kernel, each
+    campaign marked accepted, rejected by the gate or not gated."""
     panels = list(rows.groupby(["configuration", "metric"], sort=True))
     figure, all_axes = plt.subplots(len(panels), 1, figsize=(8, 3 * len(panels)), squeeze=False)
     for axes, ((configuration, metric), panel) in zip(all_axes[:, 0], panels):
-        dates = sorted(panel["date"].unique())
+        x = campaign_positions(panel)
         colors = _kernel_colors(panel["kernel"].unique())
         for kernel, line in panel.groupby("kernel"):
-            axes.errorbar([dates.index(date) for date in line["date"]], line["mean"], yerr=line["sd"].fillna(0),
-                          fmt="o-", capsize=3, color=colors[kernel], label=kernel)
-        axes.set_xticks(range(len(dates)), [date[:16] for date in dates], rotation=20, fontsize="small")
+            axes.errorbar(x[line.index], line["mean"], yerr=line["sd"].fillna(0), fmt="-", capsize=3,
+                          color=colors[kernel], label=kernel)
+            for gate, points in line.groupby("gate"):
+                axes.plot(x[points.index], points["mean"], linestyle="none", color=colors[kernel], **GATE_MARKERS[gate])
+        for gate in sorted(set(panel["gate"])):
+            axes.plot([], [], linestyle="none", color="grey", label=GATE_LABELS[gate], **GATE_MARKERS[gate])
+        ticks = panel.drop_duplicates("entry").assign(x=x).sort_values("x")
+        axes.set_xticks(ticks["x"], [f"{name}\n{date[:16]}" for name, date in zip(ticks["campaign"], ticks["date"])],
+                        rotation=20, fontsize="small")
         axes.set_ylabel(f"{metric} ({panel['unit'].iloc[0]})")
         first = panel.iloc[0]
         axes.set_title(f"{first['workload']} {first['backend']}: {metric}", fontsize="medium")

@@ -43,20 +43,29 @@ def summarize(values) -> Summary:
 
 
 def compare_samples(base, new, confidence: float = CONFIDENCE) -> RatioEstimate:
-    base, new = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
-    base_mean, new_mean = float(base.mean()), float(new.mean())
-    ratio = new_mean / base_mean if base_mean else float("nan")
+    """mean(new) / mean(base) with its interval."""
+    return ratio_of_means([new], [base], confidence)
+
+
+def ratio_of_means(numerators, denominators, confidence: float = CONFIDENCE) -> RatioEstimate:
+    """The product of the numerator groups' means over the product of the denominator groups' means, with
+    Welch's interval of its logarithm: one group a side is new over base; two a side, (new / its control) over
+    (base / its control), is a ratio of ratios, in which whatever slowed both kernels of a campaign cancels."""
+    groups = [np.asarray(group, dtype=float) for group in (*numerators, *denominators)]
+    means = np.array([group.mean() for group in groups])
+    above, below = means[:len(numerators)], means[len(numerators):]
+    ratio = float(np.prod(above) / np.prod(below)) if below.all() else float("nan")
     nan = float("nan")
-    # A log ratio needs two positive means (a counter that is 0 on one side has none).
-    if min(len(base), len(new)) < MIN_REPETITIONS or base_mean <= 0 or new_mean <= 0:
+    # A log ratio needs positive means (a counter that is 0 on one side has none).
+    if min(len(group) for group in groups) < MIN_REPETITIONS or (means <= 0).any():
         return RatioEstimate(ratio, nan, nan, nan)
-    base_var = base.var(ddof=1) / (len(base) * base_mean ** 2)
-    new_var = new.var(ddof=1) / (len(new) * new_mean ** 2)
-    log_ratio, standard_error = float(np.log(ratio)), float(np.sqrt(base_var + new_var))
+    variances = np.array([group.var(ddof=1) / (len(group) * mean ** 2) for group, mean in zip(groups, means)])
+    log_ratio, standard_error = float(np.log(ratio)), float(np.sqrt(variances.sum()))
     if standard_error == 0:
-        # Every repetition identical on both sides (an exact count): the difference, if any, is certain.
+        # Every repetition identical in every group (an exact count): the difference, if any, is certain.
         return RatioEstimate(ratio, ratio, ratio, 1.0 if ratio == 1 else 0.0)
-    freedom = (base_var + new_var) ** 2 / (base_var ** 2 / (len(base) - 1) + new_var ** 2 / (len(new) - 1))
+    freedom = variances.sum() ** 2 / sum(variance ** 2 / (len(group) - 1)
+                                         for variance, group in zip(variances, groups))
     half_width = scipy_stats.t.ppf((1 + confidence) / 2, freedom) * standard_error
     p_value = float(2 * scipy_stats.t.sf(abs(log_ratio) / standard_error, freedom))
     return RatioEstimate(ratio, float(np.exp(log_ratio - half_width)), float(np.exp(log_ratio + half_width)), p_value)

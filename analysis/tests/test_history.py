@@ -57,15 +57,15 @@ def test_a_campaign_run_again_under_its_name_is_a_new_entry(tmp_path):
     rows = history.history(index, "sys")
     assert list(rows.loc[rows["kernel"] == "vswap", "date"]) == ["2026-12-01T11:00:00Z", "2026-12-02T11:00:00Z"]
     assert main(["history", "--index", str(index), "--accept", "nightly"]) == 0  # the latest of that name
-    accepted = history.history(index, "sys").drop_duplicates("date").set_index("date")["accepted"]
-    assert accepted.to_dict() == {"2026-12-01T11:00:00Z": 0, "2026-12-02T11:00:00Z": 1}
+    gate = history.history(index, "sys").drop_duplicates("date").set_index("date")["gate"]
+    assert gate.to_dict() == {"2026-12-01T11:00:00Z": "", "2026-12-02T11:00:00Z": "accepted"}
 
 
 def test_reindexing_a_campaign_replaces_its_rows_and_keeps_it_accepted(indexed):
     index = indexed / history.INDEX_NAME
     history.add_campaign(index, load_campaign(indexed / "monday"))
     rows = history.history(index, "sys")
-    assert (rows["campaign"] == "monday").sum() == 2 and rows.loc[rows["campaign"] == "monday", "accepted"].all()
+    assert (rows["campaign"] == "monday").sum() == 2 and (rows.loc[rows["campaign"] == "monday", "gate"] == "accepted").all()
 
 
 def test_compare_takes_the_last_accepted_campaign_as_its_base(indexed, capsys):

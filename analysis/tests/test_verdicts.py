@@ -5,7 +5,7 @@ import pytest
 
 from analysis.cli import EXIT_ERROR, main
 from analysis.loader import load_campaign
-from analysis.verdicts import DEFAULT_NOISE_FLOOR, EXIT_STATUS, IMPROVEMENT, NO_CHANGE, REGRESSION, compare_kernels
+from analysis.verdicts import DEFAULT_MARGIN, EXIT_STATUS, IMPROVEMENT, NO_CHANGE, REGRESSION, compare_kernels
 from analysis.tests.synthetic import samples, write_campaign, write_run
 
 N = 8
@@ -66,16 +66,16 @@ def test_counters_without_a_declaration_are_descriptive(tmp_path):
     assert judged.loc["vmstat.pswpout", "q_value"] != judged.loc["vmstat.pswpout", "q_value"]  # nan: not tested
 
 
-def test_aa_runs_set_the_noise_floor(tmp_path):
+def test_aa_runs_set_the_margin(tmp_path):
     campaign = write_campaign(tmp_path, "c", {
         ("baseline", "zswap"): samples(100, 20, 10, 0.10, seed=1),
         ("baseline-aa", "zswap"): samples(100, 20, 10, 0.10, seed=5),
         ("vswap", "zswap"): samples(100, 20, 10, 0.10, seed=7),
     })
     judged = verdicts(campaign)
-    assert judged.loc["sys", "noise_floor_source"] == "A/A"
-    assert judged.loc["sys", "noise_floor"] != DEFAULT_NOISE_FLOOR
-    assert judged.loc["sys", "noise_floor"] > 0.02  # 10 % noise cannot give a floor tighter than this
+    assert judged.loc["sys", "margin_source"] == "A/A"
+    assert judged.loc["sys", "margin"] != DEFAULT_MARGIN
+    assert judged.loc["sys", "margin"] > 0.02  # 10 % noise cannot give a floor tighter than this
 
 
 def test_two_campaigns_compare_the_same_kernel_across_them(tmp_path):
@@ -108,9 +108,9 @@ def test_a_run_failed_on_the_base_side_only_is_inconclusive_with_the_reason(tmp_
 
 
 @pytest.mark.parametrize("floor", ["5", "-0.1", "five", "nan"])
-def test_a_noise_floor_that_is_not_a_fraction_is_refused(tmp_path, floor, capsys):
+def test_a_margin_that_is_not_a_fraction_is_refused(tmp_path, floor, capsys):
     campaign = two_kernels(tmp_path, sys_factor=1.0)
     with pytest.raises(SystemExit) as exit_info:
-        main(["compare", str(campaign), "--kernels", "baseline", "vswap", "--noise-floor", floor])
+        main(["compare", str(campaign), "--kernels", "baseline", "vswap", "--margin", floor])
     assert exit_info.value.code == EXIT_ERROR
     assert "is not a fraction" in capsys.readouterr().err
