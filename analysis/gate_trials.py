@@ -7,11 +7,10 @@ each of kernel-build through zswap, decided by gate.decide() as `python3 -m anal
 campaigns are written once by the tests' own writer (analysis/tests/synthetic.py, into a temporary directory)
 and every trial draws new times for their runs: real and sys normal around 100 s and 20 s with the case's
 relative noise, user = real and cpu = real + sys as the writer records them. The cases and their targets:
-  regression  vswap +2 % at 0.5 % noise: caught (exit 1, or a possible regression, which fails the gate with
-              --fail-on-possible-regression) in at least 95 % of trials;
-  no change   vswap unchanged at 1 % noise: passes or asks for more runs (exit 0 or 3, not a possible
-              regression) in at least 95 % of trials.
-Prints each case's outcomes and rates; exits 0 when both targets are met, 1 when one is not.
+  regression  vswap +2 % at 0.5 % noise: caught (the gate exits 1) in at least 95 % of trials;
+  no change   vswap unchanged at 1 % noise: never fails (the gate exits 0, 3 or 4) in at least 95 % of trials.
+A possible regression passes by default and fails with --fail-on-possible-regression: the rates are given for
+both. Prints each case's outcomes and rates; exits 0 when the default gate meets both targets, 1 when not.
 """
 import argparse
 import sys
@@ -68,14 +67,15 @@ def main(argv=None) -> int:
         base, new = template(Path(root), "base"), template(Path(root), "new")
         regression = trial_outcomes(base, new, 1.02, 0.005, args.trials, rng)
         unchanged = trial_outcomes(base, new, 1.0, 0.01, args.trials, rng)
-    failing = [verdicts.REGRESSION, verdicts.POSSIBLE_REGRESSION]
-    rates = {"regression +2% at 0.5% noise, caught": regression[failing].sum() / args.trials,
-             "no change at 1% noise, passes or asks for more runs": 1 - unchanged[failing].sum() / args.trials}
     print(f"{args.trials} trials a case, seed {args.seed}, n={RUNS} a kernel with an A/A group; outcomes:")
     print(pd.DataFrame({"+2% at 0.5%": regression, "no change at 1%": unchanged}).to_string())
-    for case, rate in rates.items():
-        print(f"{case}: {100 * rate:.1f}% (target {100 * TARGET:.0f}%)")
-    return 0 if min(rates.values()) >= TARGET else 1
+    rates = {}
+    for flag, failing in (("default", [verdicts.REGRESSION]),
+                          ("--fail-on-possible-regression", [verdicts.REGRESSION, verdicts.POSSIBLE_REGRESSION])):
+        rates[flag] = (regression[failing].sum() / args.trials, 1 - unchanged[failing].sum() / args.trials)
+        print(f"{flag}: +2% at 0.5% noise caught in {100 * rates[flag][0]:.1f}%, no change at 1% noise never "
+              f"failed in {100 * rates[flag][1]:.1f}% (target {100 * TARGET:.0f}% each)")
+    return 0 if min(rates["default"]) >= TARGET else 1
 
 
 if __name__ == "__main__":
