@@ -139,8 +139,8 @@ def systime_section(table: pd.DataFrame, base: str, new: str, images: list, cave
     if caveat:
         section.warning(caveat)
     section.text(f"Mean ± sample stdev over repetitions. Ratio {new}/{base} with Welch's 95% interval of the log "
-                 f"ratio; * marks an interval that excludes 1.0 (this row alone: the gate's correction across rows "
-                 f"is in the Verdicts); p is the same Welch t test's; n<{MIN_REPETITIONS} repetitions are flagged. "
+                 f"ratio; p is the same Welch t test's, for this row alone (the verdicts' q corrects it across rows, and "
+                 f"their * marks q <= {verdicts.FALSE_DISCOVERY_RATE}); n<{MIN_REPETITIONS} repetitions are flagged. "
                  f"The v3 columns are Nhat Pham's kernel build on 6.19 "
                  f"(52 CPUs, memory.max=3G; SSD = our disk backend), from results/reference/; "
                  f"'direction vs v3' says whether our significant change goes the same way.")
@@ -162,8 +162,9 @@ def compare_section(judged: pd.DataFrame, base: str, new: str, caveat: str, unde
         section.warning(caveat)
     _, common = split_config(judged, CONFIG_COLUMNS)
     section.text("mmtests-style: mean ±stdev as % of mean, % change with 95% CI, p (Welch t), q (Benjamini-Hochberg "
-                 "over every gated row), noise floor, outcome and its reason. Only the core times and what each "
-                 "workload declares in workloads/<name>/metrics.conf are gated; the other rows are descriptive. "
+                 f"over every gated row), * = q <= {verdicts.FALSE_DISCOVERY_RATE}, margin (declared in metrics.conf, "
+                 "else the A/A noise floor, else the default), outcome and its reason. Only the core times and what "
+                 "each workload declares in workloads/<name>/metrics.conf are gated; the other rows are descriptive. "
                  "Same for every row: " + ", ".join(f"{key}={value}" for key, value in common.items()) + ".")
     if undeclared:
         section.warning("Not declared by their workload, so shown but not gated although their names say time or "

@@ -69,7 +69,6 @@ def display_systime(table: pd.DataFrame, base: str = "baseline", new: str = "vsw
         f"{new} mean ± sd (s)": [fmt.mean_sd(m, s) for m, s in zip(table.new_mean, table.new_sd)],
         f"{new} n": table["new_n"],
         f"{new}/{base} [95% CI]": [fmt.ratio_ci(*v) for v in zip(table.ratio, table.ci_low, table.ci_high)],
-        "mark": np.where(table["ci_excludes_one"], "*", ""),
         "p (Welch t)": table["p_value"].map(fmt.p_value),
         "warning": np.where(table["few_repetitions"], f"n<{MIN_REPETITIONS}", ""),
         f"{PUBLISHED_VERSION} {base}": [fmt.mean_sd(m, s) for m, s in zip(table.pub_base_mean, table.pub_base_sd)],

@@ -98,3 +98,23 @@ def test_a_swap_size_that_is_not_a_positive_number_is_refused(tmp_path, size, ca
         main(["report", str(tmp_path), "--swap-size-gib", size])
     assert exit_info.value.code != 0
     assert "is not a swap size" in capsys.readouterr().err
+
+
+def test_a_star_means_q_at_most_5_percent_in_every_table(tmp_path):
+    # Before: the sys-time table marked `*` an interval excluding 1 for its row alone, the verdicts q <= 0.05
+    # over the rows together: one mark, two meanings, and rows that had one but not the other.
+    campaign = write_campaign(tmp_path, "c", {
+        ("baseline", "zswap"): samples(100, 20, 5, 0.01, seed=1),
+        ("vswap", "zswap"): samples(100, 20.6, 5, 0.01, seed=3),
+    })
+    assert main(["report", str(campaign), "--index", str(tmp_path / "index.sqlite")]) == 0
+    tables = [block for block in (campaign / "report" / "report.md").read_text().split("\n\n")
+              if block.startswith("|")]
+    marked = [block for block in tables if " mark " in block.splitlines()[0]]
+    assert marked
+    for block in marked:
+        header, _, *rows = [[cell.strip() for cell in line.strip("|").split(" | ")] for line in block.splitlines()]
+        assert "q (BH)" in header, header
+        for row in rows:
+            q = row[header.index("q (BH)")]
+            assert (row[header.index("mark")] == "*") == (q == "<0.001" or (q != "" and float(q) <= 0.05)), row
