@@ -94,7 +94,7 @@ def run_compare(args) -> int:
     try:
         re.compile(args.metrics or "")
         campaigns = _load_sides(args)
-    except (re.error, FileNotFoundError, ValueError, history.HistoryError) as error:
+    except (re.error, ValueError) as error:
         print(f"analysis compare: {error}", file=sys.stderr)
         return EXIT_ERROR
     if len(campaigns) == 1:
@@ -145,11 +145,7 @@ def print_judged(judged, base_label: str, new_label: str, config_columns, defaul
 
 def run_report(args) -> int:
     from .report import build_report  # matplotlib is only imported when a report is built
-    try:
-        campaign = load_campaign(args.campaign)
-    except FileNotFoundError as error:
-        print(f"analysis report: {error}", file=sys.stderr)
-        return EXIT_ERROR
+    campaign = load_campaign(args.campaign)
     try:
         index = build_report(campaign, base=args.base, new=args.new, swap_bytes=int(args.swap_size_gib * GIB))
     except OSError as error:
@@ -185,11 +181,7 @@ def _base_of(index: Path, campaign):
 
 
 def run_gate(args) -> int:
-    try:
-        campaign = load_campaign(args.campaign)
-    except FileNotFoundError as error:
-        print(f"analysis gate: {error}", file=sys.stderr)
-        return EXIT_ERROR
+    campaign = load_campaign(args.campaign)
     labels = set(campaign.runs["kernel"])
     absent = [label for label in (args.control, args.test) if label not in labels]
     if absent:
@@ -197,23 +189,15 @@ def run_gate(args) -> int:
               f"{', '.join(sorted(labels - {''})) or 'none'})", file=sys.stderr)
         return EXIT_ERROR
     index = args.history or campaign.path.parent / history.INDEX_NAME
-    try:
-        history.add_campaign(index, campaign)
-        base = _base_of(index, campaign)
-    except (OSError, history.HistoryError) as error:
-        print(f"analysis gate: {error}", file=sys.stderr)
-        return EXIT_ERROR
+    history.add_campaign(index, campaign)
+    base = _base_of(index, campaign)
     decision = gate.decide(campaign, base, args.control, args.test, args.margin, args.fail_on_possible_regression)
     if decision.within.empty:
         print(f"analysis gate: no configuration of {campaign.path} has both {args.control} and {args.test}",
               file=sys.stderr)
         return EXIT_ERROR
-    try:
-        history.record_gate(index, campaign, decision.outcome, decision.exit_status, base.name if base else "",
-                            decision.accepted)
-    except history.HistoryError as error:
-        print(f"analysis gate: {error}", file=sys.stderr)
-        return EXIT_ERROR
+    history.record_gate(index, campaign, decision.outcome, decision.exit_status, base.name if base else "",
+                        decision.accepted)
     print_gate(args, campaign, base, decision, index)
     return decision.exit_status
 
@@ -255,18 +239,14 @@ def print_gate(args, campaign, base, decision, index: Path):
 
 
 def run_history(args) -> int:
-    try:
-        if args.accept:
-            history.accept(args.index, args.accept)
-            print(f"analysis history: {args.accept} accepted in {args.index}")
-            return EXIT_OK
-        if args.gates:
-            print(text_table(history.display_gates(history.gates(args.index, args.gates))))
-            return EXIT_OK
-        rows = history.history(args.index, args.metric, args.workload)
-    except history.HistoryError as error:
-        print(f"analysis history: {error}", file=sys.stderr)
-        return EXIT_ERROR
+    if args.accept:
+        history.accept(args.index, args.accept)
+        print(f"analysis history: {args.accept} accepted in {args.index}")
+        return EXIT_OK
+    if args.gates:
+        print(text_table(history.display_gates(history.gates(args.index, args.gates))))
+        return EXIT_OK
+    rows = history.history(args.index, args.metric, args.workload)
     from .plots import history_plot  # matplotlib is only imported when a plot is drawn
     print(text_table(history.display_history(rows)))
     print(f"analysis history: plot {history_plot(rows, args.plot or Path(args.index).with_name('history.png'))}")
@@ -347,7 +327,8 @@ def main(argv=None) -> int:
         # say so again when it flushes stdout at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERROR
-    except DeclarationError as error:
+    except (DeclarationError, FileNotFoundError, history.HistoryError) as error:
+        # Input that cannot be used (a campaign that is not there, a bad metrics.conf, an unreadable history).
         print(f"analysis {args.command}: {error}", file=sys.stderr)
         return EXIT_ERROR
     except Exception as error:  # noqa: BLE001 - an error of the analysis itself must not read as a regression (1)
