@@ -14,16 +14,17 @@ Settings apply from the general to the particular (KEY, WORKLOAD.KEY, BACKEND.KE
 kernel axis is interleaved: on even repetitions its order is reversed (ABBA), so slow drift of the host
 does not favour one kernel; A/A labels take part in that order like kernels.  key=value overrides from the
 command line replace a setting and collapse an axis of the same key.  A key is given once in a file and once
-on the command line: a second line of it, as a setting or an axis, is refused.
+on the command line: a second line of it, as a setting or an axis, is refused.  A number is ASCII digits
+without a leading zero, within the bounds settings.py gives it; a plan has at most settings.MAX_RUNS runs.
 """
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import record
 from .runspec import RunSpec, resolve
-from .settings import (BACKENDS, CHECKS, PLAN_KEYS, Setting, UsageError, aa_label, display_path,
-                       harness_defaults, is_setting_key, read_key_values, split_setting, workload_defaults,
-                       workload_names)
+from .settings import (BACKENDS, CHECKS, MAX_RUNS, PLAN_KEYS, Setting, UsageError, aa_label, display_path,
+                       harness_defaults, is_setting_key, read_key_values, split_setting, whole_number,
+                       whole_number_problem, workload_defaults, workload_names)
 
 COMMAND_LINE = "command line"
 # Counts the planner takes from a campaign rather than settings of a run: the least each may be, which is
@@ -52,7 +53,7 @@ class Campaign:
         return self.path.stem
 
     def count(self, name: str) -> int:
-        return int(self.counts[name].value)
+        return whole_number(self.counts[name].value, COUNTS[name], MAX_RUNS)
 
 
 def parse_campaign(path: Path) -> Campaign:
@@ -103,10 +104,9 @@ def _add_axis(campaign: Campaign, axis: Setting):
 
 def _add_setting(campaign: Campaign, setting: Setting):
     if setting.key in COUNTS:
-        low = COUNTS[setting.key]
-        if not setting.value.isdigit() or int(setting.value) < low:
-            raise UsageError(f"{setting.origin}: {setting.key} must be a whole number of at least {low}, "
-                             f"not '{setting.value}'")
+        problem = whole_number_problem(setting.value, COUNTS[setting.key], MAX_RUNS)
+        if problem:
+            raise UsageError(f"{setting.origin}: {setting.key} {problem}, not '{setting.value}'")
         campaign.counts[setting.key] = setting
         return
     if setting.key == AA:
@@ -194,6 +194,10 @@ class _Planner:
                 else:
                     expanded.append(combo)
             combos = expanded
+            # Checked axis by axis: a few long axes multiply past any memory.
+            if len(combos) > MAX_RUNS:
+                raise UsageError(f"{display_path(self.campaign.path)}: the axes make more than {MAX_RUNS} "
+                                 f"configurations, and a plan has at most {MAX_RUNS} runs")
         return combos
 
     def scoped(self, scope: str) -> list[Setting]:
@@ -214,6 +218,11 @@ class _Planner:
 
     def runs(self) -> list[RunSpec]:
         combos = self.combos()
+        total = (self.campaign.count("warmup") * len(self.kernels)
+                 + self.campaign.count("repetitions") * len(combos) * len(self.order))
+        if total > MAX_RUNS:
+            raise UsageError(f"{display_path(self.campaign.path)}: the plan has {total} runs, more than the "
+                             f"{MAX_RUNS} a plan may have (a run takes a minute or more)")
         # Warm-ups warm the builds: an A/A label boots a build already warmed.
         runs = [self.run(combos[0], kernel, number, True)
                 for number in range(1, self.campaign.count("warmup") + 1) for kernel in self.kernels]
@@ -255,3 +264,14 @@ def write_plan(campaign: Campaign, runs: list[RunSpec], out: Path):
         "labels": [label.value if label else kernel.value for kernel, label in planner.order],
         "runs": ids,
     })
+
+
+def read_plan_record(path: Path) -> dict:
+    """campaign.json as write_plan wrote it, checked: its runs and overrides are lists of strings (a resume, a
+    merge and the progress of a campaign rely on them); RecordError otherwise."""
+    document = record.read_json(path)
+    for key in ("runs", "overrides"):
+        value = document.get(key)
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise record.RecordError(f"{path}: '{key}' is missing or not a list of strings")
+    return document

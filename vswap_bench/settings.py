@@ -49,11 +49,36 @@ MIN_MEMORY_MAX = 8 << 20
 # Boot, workload and collection all come out of the timeout (runner.py keeps a tenth for the first
 # and last, at least 60 s).
 MIN_TIMEOUT_S = 90
+# The upper bounds: what this harness can run, so that a digit too many is refused by the planner rather
+# than planned for ever or failed by the runner.
+# QEMU takes the guest's memory from the host's: paper.conf's 24 GiB guest is the largest a campaign has,
+# and 256 GiB is past the hosts this harness runs on.
+MAX_GUEST_MEM_MB = 256 << 10
+# The swap disk is a sparse file on the host (its size costs only what the guest writes), and the swap
+# header counts an area's pages in 32 bits: mkswap makes no area larger than 16 TiB.
+MAX_SWAP_MB = 16 << 20
+# Every size (memory_max, swap_max, zswap_max, zram_size) is of guest memory or of a swap area.
+MAX_SIZE = MAX_SWAP_MB << 20
+# A timeout is also how long a hung guest holds the host; the longest a campaign gives is an hour (paper.conf).
+MAX_TIMEOUT_S = 24 * 3600
+# A slot holds a 4 KiB page: more slots than the largest swap area has pages limit nothing.
+MAX_VSWAP_SLOTS = MAX_SWAP_MB << 8
+# A workload's whole-number parameters go to its run script's shell arithmetic and to its C program's
+# parsers (workloads/lib/vbutil.c), which bound them further: a C int holds every one.
+MAX_WORKLOAD_NUMBER = 2**31 - 1
+# The runs of one plan: standard's 72 take 75 min on this 2-core host, about a minute each, so 10000 are a
+# week of one host, and the largest campaign shipped has 122.  A plan of more is a digit too many.
+MAX_RUNS = 10_000
 # Set per run by the planner, never by a campaign: the repetition number, whether it is a warm-up and the
 # kernel label of an A/A run ("" for the kernel's own name).
 PLAN_KEYS = ("repetition", "warmup", "label")
 KEY_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
-SIZE_PATTERN = re.compile(r"([0-9]+)([KkMmGg]?)")
+# ASCII digits without a leading zero: str.isdigit() takes '²' and int() reads '３' as 3, and strtoul
+# (workloads/lib/vbutil.c) and the guest's shell arithmetic read 010 as 8.
+WHOLE_PATTERN = re.compile(r"0|[1-9][0-9]*")
+SIZE_PATTERN = re.compile(rf"({WHOLE_PATTERN.pattern})([KkMmGg]?)")
+# Longer numbers are past every bound above; int() refuses to read more than 4300 digits.
+MAX_DIGITS = 20
 SIZE_UNITS = {"": 0, "k": 10, "m": 20, "g": 30}
 
 
@@ -146,21 +171,31 @@ def is_setting_key(key: str) -> bool:
     return any(char.islower() for char in key)
 
 
+def whole_number(text: str, low: int, high: int):
+    """TEXT as a whole number from LOW to HIGH; None when it is not one."""
+    if not WHOLE_PATTERN.fullmatch(text) or len(text) > MAX_DIGITS or not low <= int(text) <= high:
+        return None
+    return int(text)
+
+
+def whole_number_problem(text: str, low: int, high: int):
+    """Why TEXT is not a whole number from LOW to HIGH, or None."""
+    if whole_number(text, low, high) is None:
+        return f"must be a whole number from {low} to {high} (ASCII digits, no leading zero)"
+    return None
+
+
 def size_bytes(text: str):
-    """64M -> 67108864; None when TEXT is not a size."""
+    """64M -> 67108864; None when TEXT is not a size or is larger than MAX_SIZE."""
     match = SIZE_PATTERN.fullmatch(text)
-    if not match:
+    if not match or len(match[1]) > MAX_DIGITS:
         return None
-    return int(match[1]) << SIZE_UNITS[match[2].lower()]
+    size = int(match[1]) << SIZE_UNITS[match[2].lower()]
+    return size if size <= MAX_SIZE else None
 
 
-def _whole(low: int, high=None):
-    def check(value: str):
-        if not re.fullmatch(r"[0-9]+", value) or int(value) < low or (high is not None and int(value) > high):
-            limit = f"from {low} to {high}" if high is not None else f"at least {low}"
-            return f"must be a whole number {limit}"
-        return None
-    return check
+def _whole(low: int, high: int):
+    return lambda value: whole_number_problem(value, low, high)
 
 
 def _one_of(*choices):
@@ -175,7 +210,8 @@ def _size(minimum: int, *, may_be_max: bool, may_be_empty: bool = False):
             return None
         size = size_bytes(value)
         if size is None:
-            return "must be a size like 64M" + (" or max" if may_be_max else "")
+            return (f"must be a size like 64M, at most {MAX_SIZE >> 30}G (ASCII digits, no leading zero)"
+                    + (", or max" if may_be_max else ""))
         if size < minimum:
             return f"must be at least {minimum >> 20}M" if minimum >= 1 << 20 else f"must be at least {minimum}"
         return None
@@ -220,8 +256,8 @@ CHECKS = {
     "zswap_max": _size(0, may_be_max=True, may_be_empty=True),
     "zswap_writeback": _one_of("0", "1"),
     "vcpus": _whole(1, MAX_VCPUS),
-    "guest_mem_mb": _whole(1),
-    "swap_mb": _whole(1),
+    "guest_mem_mb": _whole(1, MAX_GUEST_MEM_MB),
+    "swap_mb": _whole(1, MAX_SWAP_MB),
     "timing": _one_of("realtime", "icount"),
     "profile": _one_of("none", "insn"),
     "zswap_compressor": _one_of(*COMPRESSORS),
@@ -230,13 +266,13 @@ CHECKS = {
     "rotational": _one_of("0", "1"),
     "swap_disk": _one_of("virtio", "ram"),
     "aslr": _one_of("0", "1"),
-    "timeout": _whole(MIN_TIMEOUT_S),
-    "verify_poll": _whole(0),
-    "vswap_slots": _whole(0),
+    "timeout": _whole(MIN_TIMEOUT_S, MAX_TIMEOUT_S),
+    "verify_poll": _whole(0, MAX_TIMEOUT_S),
+    "vswap_slots": _whole(0, MAX_VSWAP_SLOTS),
     "kernel_args": _kernel_args,
     "fail_slab_in": _kernel_function,
     "fail_slab_percent": _whole(1, 100),
-    "repetition": _whole(1),
+    "repetition": _whole(1, MAX_RUNS),
     "warmup": _one_of("0", "1"),
     "label": _one_of("", *KERNEL_LABELS),
 }
@@ -247,6 +283,7 @@ def check_value(key: str, value: str, default: Setting):
     one too: its run script does arithmetic with it."""
     if is_setting_key(key):
         return CHECKS[key](value)
-    if re.fullmatch(r"[0-9]+", default.value) and not re.fullmatch(r"[0-9]+", value):
-        return f"must be a whole number (its default is {default.value}, {default.origin})"
+    if WHOLE_PATTERN.fullmatch(default.value):
+        problem = whole_number_problem(value, 0, MAX_WORKLOAD_NUMBER)
+        return problem and f"{problem}, as its default {default.value} ({default.origin})"
     return None

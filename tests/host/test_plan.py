@@ -16,8 +16,9 @@ def plan(tmp_path, campaign_text, *overrides, name="c.conf"):
     conf = tmp_path / name
     conf.write_bytes(campaign_text.encode())
     out = tmp_path / "out"
+    # A plan that does not end (a count nobody bounded) fails the test rather than hanging it.
     done = subprocess.run([TOP / "harness" / "plan.sh", conf, out, *overrides],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, timeout=120)
     return done, out
 
 
