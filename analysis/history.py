@@ -48,7 +48,8 @@ CREATE TABLE IF NOT EXISTS results (
 CREATE INDEX IF NOT EXISTS results_by_kernel_configuration ON results (kernel_id, configuration, metric);
 """
 # What a campaign is to the gate, from its columns: accepted as a base, gated and not accepted, or neither.
-GATE_STATUS = "CASE WHEN c.accepted THEN 'accepted' WHEN c.gated != '' THEN 'rejected' ELSE '' END"
+ACCEPTED, REJECTED, NOT_GATED = "accepted", "rejected", ""
+GATE_STATUS = f"CASE WHEN c.accepted THEN '{ACCEPTED}' WHEN c.gated != '' THEN '{REJECTED}' ELSE '{NOT_GATED}' END"
 
 
 class HistoryError(LookupError):
@@ -233,7 +234,7 @@ def display_history(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _gate_note(rows: pd.DataFrame) -> list:
-    return [f" ({gate}{': ' + outcome if gate == 'rejected' else ''})" if gate else ""
+    return [f" ({gate}{': ' + outcome if gate == REJECTED else ''})" if gate != NOT_GATED else ""
             for gate, outcome in zip(rows["gate"], rows["outcome"])]
 
 
@@ -243,7 +244,7 @@ def display_gates(rows: pd.DataFrame) -> pd.DataFrame:
         return [commit[:12] + commit[40:] for commit in commits]  # a full hash is 40 characters, then +changes
     return pd.DataFrame({
         "gated": rows["gated"], "campaign": rows["campaign"], "outcome": rows["outcome"],
-        "exit": rows["exit_status"].map("{:.0f}".format), "accepted": rows["gate"] == "accepted",
+        "exit": rows["exit_status"].map("{:.0f}".format), "accepted": rows["gate"] == ACCEPTED,
         "base": rows["base"], "commit": short(rows["project_commit"]),
         "series commit": short(rows["series_commit"]), "machine": rows["machine"],
         "accelerator": rows["accelerator"], "timing": rows["timing"],

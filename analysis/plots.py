@@ -15,6 +15,7 @@ import pandas as pd  # noqa: E402
 from .overhead_model import (  # noqa: E402
     BUILT_DESIGNS, BUILT_SCENARIOS, COVER_LETTER_DESIGNS, DESIGNS, PLANNED_DESIGNS, SCENARIOS,
 )
+from .history import ACCEPTED, NOT_GATED, REJECTED  # noqa: E402
 from .pairing import varying_params  # noqa: E402
 
 DPI = 100
@@ -162,10 +163,10 @@ def swapoff_plot(metrics: pd.DataFrame, out_dir: Path) -> list[Path]:
     return [_save(figure, out_dir / "swapoff-time.png")]
 
 
-# The history plot's mark of each campaign by what the gate made of it (history.GATE_STATUS).
-GATE_MARKERS = {"accepted": {"marker": "o"}, "rejected": {"marker": "X", "markersize": 9},
-                "": {"marker": "o", "fillstyle": "none"}}
-GATE_LABELS = {"accepted": "accepted", "rejected": "rejected by the gate", "": "not gated"}
+# The history plot's mark and legend of each campaign by what the gate made of it.
+GATE_MARKERS = {ACCEPTED: {"marker": "o"}, REJECTED: {"marker": "X", "markersize": 9},
+                NOT_GATED: {"marker": "o", "fillstyle": "none"}}
+GATE_LABELS = {ACCEPTED: "accepted", REJECTED: "rejected by the gate", NOT_GATED: "not gated"}
 
 
 def campaign_positions(rows: pd.DataFrame) -> pd.Series:
