@@ -1,38 +1,49 @@
 #!/usr/bin/env bash
-# run.sh [CAMPAIGN] [key=value ...] [--dry-run] [--resume] [--shard K/N]
+# run.sh [CAMPAIGN] [key=value ...] [--dry-run] [--resume [--replan]] [--shard K/N]
 #
 # The main job: plans CAMPAIGN (a file, or a name in campaigns/; default
 # "standard", 75 min under TCG on 2 cores; "first-look" takes minutes), builds
 # the kernels and the guest image it needs, runs every run in a fresh guest
 # and writes results/<campaign>/.  --dry-run prints the plan only; --resume
-# keeps finished runs and retries infrastructure failures and timeouts once.
+# keeps finished runs and retries infrastructure failures and timeouts once,
+# on the plan the folder holds (its key=value overrides unless others are
+# given; a plan that changed is refused unless --replan is given too).
 # --shard K/N runs only this host's share K of N (whole configurations); the
 # shares' folders merge into one with /usr/bin/python3 -m vswap_bench merge.
 # Exit 0 when every run is done (or unsupported by its kernel), 1 otherwise,
-# 130 when interrupted (the run in progress is stopped and left to --resume).
+# 64 on bad input (nothing touched), 130 when interrupted (the run in
+# progress is stopped and left to --resume).
 # The body is one brace group, so bash reads the whole file before running
 # any of it: editing run.sh while a campaign runs cannot derail that campaign.
 {
 set -uo pipefail
 . "$(dirname "$0")/harness/common.sh"
+usage_error() { VB_DIE_CODE=64 die "$@"; }
 
-campaign=standard dry_run=0 resume=0 overrides=() shard=()
+campaign=standard dry_run=0 resume=0 replan=0 overrides=() shard=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--dry-run) dry_run=1 ;;
 	--resume) resume=1 ;;
-	--shard) [ $# -ge 2 ] || die "--shard needs K/N"; shard=(--shard "$2"); shift ;;
-	--help|-h) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	-*) die "unknown option '$1' (--dry-run, --resume, --shard K/N)" ;;
+	--replan) replan=1 ;;
+	--shard) [ $# -ge 2 ] || usage_error "--shard needs K/N"; shard=(--shard "$2"); shift ;;
+	--help|-h) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-*) usage_error "unknown option '$1' (--dry-run, --resume, --replan, --shard K/N)" ;;
 	*=*) overrides+=("$1") ;;
 	*) campaign=$1 ;;
 	esac
 	shift
 done
+[ $replan = 0 ] || [ $resume = 1 ] || usage_error "--replan goes with --resume (a new campaign is planned anyway)"
 file=$campaign
 [ -f "$file" ] || file=$VB_TOP/campaigns/$campaign.conf
-[ -f "$file" ] || die "no campaign '$campaign' (campaigns: $(cd "$VB_TOP/campaigns" && ls | sed 's/\.conf$//' | tr '\n' ' '))"
+[ -f "$file" ] || usage_error "no campaign '$campaign' (campaigns: $(cd "$VB_TOP/campaigns" && ls | sed 's/\.conf$//' | tr '\n' ' '))"
 name=$(basename "$file" .conf)
+# The name is a folder of RESULTS_DIR and part of shell patterns and
+# messages: letters, digits and . _ - only, not starting with a dot (".."
+# would be RESULTS_DIR's parent).
+[[ $name =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] ||
+	usage_error "campaign name '$name' (from $file): letters, digits, '.', '_' and '-' only, starting with a letter or digit"
 out=$RESULTS_DIR/$name
 
 "$VB_TOP/harness/setup.sh" --check || exit 1
@@ -43,36 +54,68 @@ if [ $dry_run = 0 ]; then
 	mkdir -p "$RESULTS_DIR" && exec 9>"$RESULTS_DIR/.$name.lock" || die "cannot write in $RESULTS_DIR"
 	flock -n 9 || die "campaign $name ($out) is being run by another run.sh; wait for it, or stop it and use --resume"
 fi
-if compgen -G "$out/runs/*/status.json" >/dev/null && [ $resume = 0 ] && [ $dry_run = 0 ]; then
-	stamp=$(date +%Y%m%d-%H%M%S)
-	log "moving the previous $out aside to $out.$stamp (use --resume to continue it)"
-	mv "$out" "$out.$stamp"
-fi
-# A dry run plans into a scratch folder: it must not rewrite the plan of a
-# campaign that is running or waiting to be resumed.
-plan_out=$out
-if [ $dry_run = 1 ]; then plan_out=$(mktemp -d) && trap 'rm -rf "$plan_out"' EXIT; fi
-nruns=$("$VB_TOP/harness/plan.sh" "$file" "$plan_out" "${overrides[@]}") || exit 1
 
-# read_progress: every planned run's kernel label, workload, backend,
+# A resumed campaign runs the plan its folder holds: the overrides it was
+# planned with, unless the same or others are asked for with --replan.
+if [ $resume = 1 ] && [ -f "$out/campaign.json" ] && [ $replan = 0 ]; then
+	recorded=$(vswap_bench overrides "$out/campaign.json") ||
+		die "cannot read the plan of $out; '--resume --replan' plans it again"
+	if [ ${#overrides[@]} = 0 ]; then
+		[ -z "$recorded" ] || mapfile -t overrides <<<"$recorded"
+		[ ${#overrides[@]} = 0 ] || log "resuming $out with the overrides it was planned with: ${overrides[*]}"
+	elif [ "$(printf '%s\n' "${overrides[@]}")" != "$recorded" ]; then
+		usage_error "$out was planned with overrides '$(echo $recorded)', not '${overrides[*]}': resume it with" \
+			"the same (or none), or add --replan to plan it again (its finished runs in the new plan are kept)"
+	fi
+fi
+
+# Everything is checked before anything is touched: the campaign file, the
+# overrides and the share are planned into a scratch folder first.
+scratch=$(mktemp -d) && trap 'rm -rf "$scratch"' EXIT || die "cannot make a scratch folder"
+nruns=$("$VB_TOP/harness/plan.sh" "$file" "$scratch" "${overrides[@]}") || exit
+vswap_bench progress "${shard[@]}" "$scratch" >/dev/null || exit
+if [ $resume = 1 ] && [ -f "$out/plan" ] && [ $replan = 0 ] && ! cmp -s "$scratch/plan" "$out/plan"; then
+	usage_error "$file now plans other runs than $out holds ($(comm -13 <(sort "$out/plan") <(sort "$scratch/plan") | wc -l)" \
+		"new, $(comm -23 <(sort "$out/plan") <(sort "$scratch/plan") | wc -l) no longer planned): add --replan to" \
+		"plan it again (its finished runs in the new plan are kept)"
+fi
+
+# read_progress: every planned run of $plan_out: its kernel label, workload, backend,
 # repetition, status, whether it is finished, its estimated seconds (and from
 # what: its configuration's finished runs, its workload's or its timeout) and
 # the kernel build it boots (baseline for an A/A run labelled baseline-aa), in plan
-# order (this host's share of it with --shard), from vswap_bench (progress.py).  Finished runs are looked for under
-# RESULTS_DIR and build/test-results, where make test runs its campaigns.
+# order (this host's share of it with --shard), from vswap_bench (progress.py).  Finished runs are looked
+# for under RESULTS_DIR and build/test-results, where make test runs its campaigns.
 read_progress() {
 	local roots=("$RESULTS_DIR") id k w b r s again ended passed e by kb lines
 	[ "$BUILD_DIR/test-results" -ef "$RESULTS_DIR" ] || roots+=("$BUILD_DIR/test-results")
 	lines=$(vswap_bench progress "${shard[@]}" "$plan_out" "${roots[@]}") || die "cannot read the plan in $plan_out"
 	plan=() run_kernel=() run_workload=() run_backend=() run_rep=() run_status=() run_resume=() run_ended=() run_passed=()
 	run_est=() run_est_by=() run_build=()
+	[ -n "$lines" ] || return 0
 	while read -r id k w b r s again ended passed e by kb; do
 		plan+=("$id") run_kernel+=("$k") run_workload+=("$w") run_backend+=("$b") run_rep+=("$r")
 		run_status+=("$s") run_resume+=("$again") run_ended+=("$ended") run_passed+=("$passed")
 		run_est+=("$e") run_est_by+=("$by") run_build+=("$kb")
 	done <<<"$lines"
 }
+plan_out=$scratch
 read_progress
+if [ ${#plan[@]} = 0 ]; then
+	log "share ${shard[1]} of campaign $name has no runs (its plan has $nruns runs in fewer configurations than shares); nothing to do"
+	exit 0
+fi
+if [ $dry_run = 0 ]; then
+	if [ $resume = 0 ] && [ -d "$out/runs" ] && [ -n "$(find "$out/runs" -mindepth 2 -maxdepth 2 -name status.json -print -quit)" ]; then
+		stamp=$(date +%Y%m%d-%H%M%S)
+		log "moving the previous $out aside to $out.$stamp (use --resume to continue it)"
+		mv -T "$out" "$out.$stamp" ||
+			die "cannot move the previous $out aside to $out.$stamp; nothing was run (move it yourself, or --resume it)"
+	fi
+	plan_out=$out
+	"$VB_TOP/harness/plan.sh" "$file" "$out" "${overrides[@]}" >/dev/null || exit
+	read_progress
+fi
 # Builds, not labels: an A/A label boots a kernel the campaign builds and pins once.
 kernels_needed=$(printf '%s\n' "${run_build[@]}" | sort -u)
 hms() { printf '%dh%02dm' $(($1 / 3600)) $(($1 % 3600 / 60)); }
@@ -191,7 +234,13 @@ for passed in "${run_passed[@]}"; do
 done
 
 if [ -f "$VB_TOP/analysis/__main__.py" ]; then
-	(cd "$VB_TOP" && /usr/bin/python3 -m analysis report "$out") || warn "the report could not be built"
+	# As a run: a ^C stops the report and run.sh says how to finish it.
+	forward_signals env -C "$VB_TOP" /usr/bin/python3 -m analysis report "$out" 9>&- ||
+		[ "$VB_INTERRUPTED" = 1 ] || warn "the report could not be built"
+	if [ "$VB_INTERRUPTED" = 1 ]; then
+		log "interrupted while writing the report; 'make report CAMPAIGN=$out' writes it"
+		exit 130
+	fi
 fi
 log "campaign $name: ${#plan[@]} runs, $failed failed; results in $out"
 [ $failed = 0 ]

@@ -12,6 +12,7 @@
   run-one PARAMS RUN_DIR                       one run: boot the guest PARAMS describes with QEMU, collect
                                                its records and outcome into RUN_DIR (runner.py); exits with
                                                the outcome's exit code (status.py)
+  overrides CAMPAIGN_JSON                      the key=value overrides a campaign was planned with, a line each
   pin-image GUEST_JSON INPUTS_DIR             hard-link (or copy) the guest image into INPUTS_DIR with a
                                                guest.json naming it there
   merge DEST SHARE_DIR...                      gather the shares of one campaign (run.sh --shard) into DEST
@@ -68,6 +69,13 @@ def progress(arguments):
               run.estimate_s, run.estimate_by, run.build)
 
 
+def overrides(arguments):
+    if len(arguments) != 1:
+        raise UsageError("usage: overrides CAMPAIGN_JSON")
+    for override in campaign.read_plan_record(Path(arguments[0]))["overrides"]:
+        print(override)
+
+
 def run_one(arguments):
     if len(arguments) != 2:
         raise UsageError("usage: run-one PARAMS RUN_DIR")
@@ -112,9 +120,9 @@ def boot_check(arguments):
     return runner.boot_check(Path(arguments[0]))
 
 
-COMMANDS = {"plan": plan, "params": params, "progress": progress, "run-one": run_one, "pin-image": pin_image,
-            "field": field, "write-record": write_record, "merge": merge, "kernel-variant": kernel_variant,
-            "boot-check": boot_check}
+COMMANDS = {"plan": plan, "params": params, "progress": progress, "overrides": overrides, "run-one": run_one,
+            "pin-image": pin_image, "field": field, "write-record": write_record, "merge": merge,
+            "kernel-variant": kernel_variant, "boot-check": boot_check}
 
 
 def main(argv) -> int:

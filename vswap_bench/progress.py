@@ -10,6 +10,7 @@ from pathlib import Path
 from statistics import fmean
 
 from . import record
+from .campaign import read_plan_record
 from .runspec import read_params
 from .settings import UsageError, read_settings
 from .shards import shard_runs
@@ -36,13 +37,14 @@ class PlannedRun:
 
 
 def run_status(run_dir: Path) -> str:
-    """status.json's status; "planned" without one, "unreadable" when it cannot be read, and
-    "done-unreadable-result" (the analysis' word) for a done run whose result.json cannot be read: the
-    last two are not finished, --resume runs them again."""
+    """status.json's status; "planned" without one, "unreadable" when it or run.json (which says what the
+    run was) cannot be read, and "done-unreadable-result" (the analysis' word) for a done run whose
+    result.json cannot be read: the last two are not finished, --resume runs them again."""
     if not (run_dir / "status.json").exists():
         return Status.PLANNED.value
     try:
         status = str(record.read_json(run_dir / "status.json").get("status"))
+        record.read_json(run_dir / "run.json")
     except record.RecordError:
         return "unreadable"
     if status == Status.DONE.value:
@@ -75,7 +77,7 @@ def planned_runs(out: Path, roots: list[Path], shard=None) -> list[PlannedRun]:
         by_config[config_key].append(seconds)
         by_workload[workload].append(seconds)
     runs = []
-    run_ids = record.read_json(out / "campaign.json")["runs"]
+    run_ids = read_plan_record(out / "campaign.json")["runs"]
     for run_id in shard_runs(run_ids, *shard) if shard else run_ids:
         spec = read_params(out / "runs" / run_id / "params")
         run = PlannedRun(run_id, spec.label, spec["workload"], spec["backend"], spec["repetition"],

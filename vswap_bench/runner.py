@@ -183,16 +183,47 @@ def inputs(spec: RunSpec) -> tuple[Path, Path]:
     return kernel_dir, image_json_path()
 
 
+# How long a runner waits for the processes of an earlier runner of its run folder to let go of its lock (a
+# guest being stopped goes within seconds) before it gives the run up and names them.
+LOCK_WAIT_S = 20
+
+
 def lock(run_dir: Path) -> int:
     """One runner per run folder: a --resume started while the runner of a killed campaign is still
     stopping its guest waits for it, instead of booting a second guest that writes into the same files.
-    QEMU inherits the lock: it is free once the guest is gone too."""
+    QEMU inherits the lock: it is free once the guest is gone too.  A process that outlives its runner and
+    will not stop (a QEMU that ignores TERM) is named, and the run is left as it was."""
+    path = run_dir / ".lock"
     try:
-        descriptor = os.open(run_dir / ".lock", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError as error:
         raise RunError(f"cannot lock {run_dir}: {error.strerror or error}") from None
-    fcntl.flock(descriptor, fcntl.LOCK_EX)
-    return descriptor
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return descriptor
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.2)
+    os.close(descriptor)
+    holders = ", ".join(lock_holders(path)) or "a process this user cannot see"
+    raise RunError(f"{path} is still held after {LOCK_WAIT_S} s by {holders}, left from an earlier run of this "
+                   "folder: stop it (kill -KILL) and resume again; the run is left as it was")
+
+
+def lock_holders(path: Path) -> list[str]:
+    """'PID (COMMAND)' of each process with PATH open."""
+    holders = []
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        try:
+            if any(os.readlink(fd) == str(path) for fd in fd_dir.iterdir()):
+                command = (fd_dir.parent / "comm").read_text().strip()
+                holders.append(f"{fd_dir.parent.name} ({command})")
+        except OSError:
+            continue
+    return sorted(holders, key=lambda holder: int(holder.split()[0]))
 
 
 def write_run_files(spec: RunSpec, params: Path, run_dir: Path, kernel_dir: Path, image_json: Path):
