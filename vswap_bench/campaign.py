@@ -1,6 +1,7 @@
 """Campaign files: parsed, expanded into RunSpecs and checked whole before anything is written.
 
-Lines (harness/plan.sh's syntax, CRLF or LF):
+Lines (harness/plan.sh's syntax, CRLF or LF; a line starting with '#' is a comment, and a '#' anywhere else
+is refused: no value takes one, and a comment after a value would become part of it):
   axis KEY = V1 V2 ...        one run per value (several axes multiply)
   axis WORKLOAD.KEY = V ...   an axis of that workload's runs only
   KEY = VALUE                 a setting for every run (VALUE may hold spaces)
@@ -13,18 +14,21 @@ Lines (harness/plan.sh's syntax, CRLF or LF):
 Settings apply from the general to the particular (KEY, WORKLOAD.KEY, BACKEND.KEY), then the axes.  The
 kernel axis is interleaved: on even repetitions its order is reversed (ABBA), so slow drift of the host
 does not favour one kernel; A/A labels take part in that order like kernels.  key=value overrides from the
-command line replace a setting and collapse an axis of the same key.  A key is given once in a file and once
-on the command line: a second line of it, as a setting or an axis, is refused.  A number is ASCII digits
-without a leading zero, within the bounds settings.py gives it; a plan has at most settings.MAX_RUNS runs.
+command line replace a setting and collapse an axis of the same key.
+
+A key is given once in a file and once on the command line: a second line of it, as a setting or an axis, is
+refused.  Each value is checked at its line, even one for a workload or backend no run has: a workload
+parameter takes what its workload.conf declares (settings.py).  A number is ASCII digits without a leading
+zero, within the bounds settings.py gives it; a plan has at most settings.MAX_RUNS runs.
 """
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import record
 from .runspec import RunSpec, resolve
-from .settings import (BACKENDS, CHECKS, MAX_RUNS, PLAN_KEYS, Setting, UsageError, aa_label, display_path,
-                       harness_defaults, is_setting_key, read_key_values, split_setting, whole_number,
-                       whole_number_problem, workload_defaults, workload_names)
+from .settings import (BACKENDS, CHECKS, MAX_RUNS, PLAN_KEYS, Setting, UsageError, aa_label, check_setting,
+                       display_path, given_once, harness_defaults, is_setting_key, read_key_values, split_setting,
+                       whole_number, whole_number_problem, workload_defaults, workload_names)
 
 COMMAND_LINE = "command line"
 # Counts the planner takes from a campaign rather than settings of a run: the least each may be, which is
@@ -64,7 +68,7 @@ def parse_campaign(path: Path) -> Campaign:
         keyword, _, rest = text.partition(" ")
         is_axis = keyword == "axis" and rest.strip()
         setting = split_setting(rest if is_axis else text, origin)
-        _given_once(given, setting)
+        given_once(given, setting)
         (_add_axis if is_axis else _add_setting)(campaign, setting)
     return campaign
 
@@ -74,18 +78,10 @@ def apply_overrides(campaign: Campaign, arguments: list[str]):
     given = {}
     for argument in arguments:
         setting = split_setting(argument, f"{COMMAND_LINE} '{argument}'")
-        _given_once(given, setting)
+        given_once(given, setting)
         campaign.axes.pop(setting.key, None)
         _add_setting(campaign, setting)
         campaign.overrides.append(argument)
-
-
-def _given_once(given: dict, setting: Setting):
-    """GIVEN: where each key was given so far (in one file, or on the command line).  A key given a second
-    time, as a setting or an axis, is refused: the later one would replace the earlier without a word."""
-    if setting.key in given:
-        raise UsageError(f"{setting.origin}: {setting.key} is given twice (first at {given[setting.key]})")
-    given[setting.key] = setting.origin
 
 
 def _add_axis(campaign: Campaign, axis: Setting):
@@ -100,6 +96,8 @@ def _add_axis(campaign: Campaign, axis: Setting):
         if values.count(value) > 1:
             raise UsageError(f"{axis.origin}: '{value}' is in the axis {axis.key} twice")
     campaign.axes[axis.key] = [Setting(axis.key, value, axis.origin) for value in values]
+    for setting in campaign.axes[axis.key]:
+        _check_value(setting)
 
 
 def _add_setting(campaign: Campaign, setting: Setting):
@@ -113,6 +111,7 @@ def _add_setting(campaign: Campaign, setting: Setting):
         campaign.aa = setting
         return
     _check_key(setting)
+    _check_value(setting)
     campaign.settings[setting.key] = setting
 
 
@@ -140,6 +139,19 @@ def _check_key(setting: Setting):
         raise UsageError(f"{setting.origin}: {key} cannot be set for {scope}'s runs only")
     if scope in workload_names() and key not in workload_defaults(scope):
         raise UsageError(f"{setting.origin}: workload {scope} has no parameter '{key}'")
+
+
+def _check_value(setting: Setting):
+    """Refuses a value at its line, whichever runs it is for: a scope may be a workload or a backend no run of
+    the campaign has.  A workload parameter is checked for each workload that has it (the scope's only);
+    the checks that need a run's other settings are RunSpec.check's."""
+    scope, _, key = setting.key.rpartition(".")
+    if is_setting_key(key):
+        check_setting(None, key, setting)
+        return
+    for workload in [scope] if scope in workload_names() else workload_names():
+        if key in workload_defaults(workload):
+            check_setting(workload, key, setting)
 
 
 def _unscoped(setting: Setting) -> Setting:

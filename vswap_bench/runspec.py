@@ -3,7 +3,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .settings import (CHECKS, PLAN_KEYS, ZRAM_COMPRESSORS, Setting, UsageError, aa_label, check_value,
+from .settings import (CHECKS, PLAN_KEYS, ZRAM_COMPRESSORS, Setting, UsageError, aa_label, check_setting,
                        harness_defaults, is_setting_key, kernel_build, read_settings, size_bytes,
                        workload_defaults)
 
@@ -69,11 +69,8 @@ class RunSpec:
 
     def check(self):
         """Raises UsageError naming the first wrong value and where it was set."""
-        defaults = workload_defaults(self["workload"])
         for key, setting in self.settings.items():
-            problem = check_value(key, setting.value, defaults[key])
-            if problem:
-                raise UsageError(f"{setting.origin}: {key}={setting.value!r} {problem}")
+            check_setting(self["workload"], key, setting)
         label = self.settings["label"]
         if label.value not in ("", self["kernel"], aa_label(self["kernel"])):
             raise UsageError(f"{label.origin}: label={label.value!r} is neither kernel {self['kernel']}'s name "

@@ -4,6 +4,16 @@ A run's values are the harness settings (lowercase keys; defaults in harness/def
 side shares) and its workload's parameters (UPPERCASE keys of workloads/NAME/workload.conf, whose lowercase
 keys override the harness defaults for that workload).  Values stay strings, as the params file and the
 guest's spec carry them; checking them is this module's job.
+
+A workload parameter whose default is a whole number takes whole numbers.  Any other is declared in its
+workload.conf, or in workloads/lib/values.conf when several workloads take it (one list for each set of
+names), by a line KIND KEY = SET | SET ...:
+  one-of KEY = A B C          the value is one word of a SET
+  some-of KEY = A B C         one or more words of a SET, separated as the SET is (spaces, or commas when
+                              the SET is written with commas), none twice
+  any-of KEY = A B C          the same, or nothing
+A word of a SET is itself, LOW..HIGH (a whole number in that range) or a name with '*' standing for letters,
+digits, _ and - (mm/*.o); a value is of one SET only (device, or numbers: 1..1024 | device).
 """
 import re
 from dataclasses import dataclass
@@ -73,6 +83,12 @@ MAX_RUNS = 10_000
 # kernel label of an A/A run ("" for the kernel's own name).
 PLAN_KEYS = ("repetition", "warmup", "label")
 KEY_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+# The kinds of a value declaration (the module's docstring): the least and the most words a value has.
+VALUE_KINDS = {"one-of": (1, 1), "some-of": (1, None), "any-of": (0, None)}
+VALUE_KIND_TEXT = {"one-of": "one of", "some-of": "one or more, none twice, of",
+                   "any-of": "nothing, or one or more, none twice, of"}
+# What '*' stands for in a declared word: what a name is made of, no character a shell or make reads.
+WILDCARD_PATTERN = "[A-Za-z0-9_-]+"
 # ASCII digits without a leading zero: str.isdigit() takes '²' and int() reads '３' as 3, and strtoul
 # (workloads/lib/vbutil.c) and the guest's shell arithmetic read 010 as 8.
 WHOLE_PATTERN = re.compile(r"0|[1-9][0-9]*")
@@ -101,6 +117,57 @@ class Setting:
     origin: str
 
 
+@dataclass(frozen=True)
+class Values:
+    """The values a workload parameter takes, as a KIND KEY = SET | SET ... line declares them."""
+    kind: str
+    sets: tuple  # (separator, words) of each SET; the separator is None for spaces
+    origin: str
+
+    def problem(self, value: str):
+        """Why VALUE is not of the declaration, or None."""
+        least, most = VALUE_KINDS[self.kind]
+        for separator, words in self.sets:
+            items = value.split(separator) if value else []
+            if (least <= len(items) and (most is None or len(items) <= most) and len(set(items)) == len(items)
+                    and all(any(_word_takes(word, item) for word in words) for item in items)):
+                return None
+        sets = " | ".join((separator or " ").join(words) for separator, words in self.sets)
+        return f"must be {VALUE_KIND_TEXT[self.kind]}: {sets} ({self.origin})"
+
+
+def _word_takes(word: str, item: str) -> bool:
+    low, dots, high = word.partition("..")
+    if dots:
+        return whole_number(item, int(low), int(high)) is not None
+    return re.fullmatch(WILDCARD_PATTERN.join(map(re.escape, word.split("*"))), item) is not None
+
+
+def _declared_values(kind: str, declaration: Setting) -> Values:
+    """The Values a declaration KIND KEY = SET | SET ... gives (its key and value in DECLARATION)."""
+    sets = []
+    for text in declaration.value.split("|"):
+        separator = "," if "," in text else None
+        words = [word.strip() for word in text.split(separator)]
+        if not all(words):
+            raise UsageError(f"{declaration.origin}: an empty word in the values of {declaration.key}")
+        for word in words:
+            low, dots, high = word.partition("..")
+            if dots and not (WHOLE_PATTERN.fullmatch(low) and WHOLE_PATTERN.fullmatch(high)
+                             and len(high) <= MAX_DIGITS and int(low) <= int(high)):
+                raise UsageError(f"{declaration.origin}: '{word}' is not a range LOW..HIGH of whole numbers")
+        sets.append((separator, tuple(words)))
+    return Values(kind, tuple(sets), declaration.origin)
+
+
+def given_once(given: dict, setting: Setting):
+    """GIVEN: where each key was given so far (in one file, or on the command line).  A key given a second
+    time is refused: the later value would replace the earlier without a word."""
+    if setting.key in given:
+        raise UsageError(f"{setting.origin}: {setting.key} is given twice (first at {given[setting.key]})")
+    given[setting.key] = setting.origin
+
+
 def read_key_values(path: Path) -> list[tuple[int, str]]:
     """(line number, text) of the lines of a key=value file that say something: CRLF or LF, blank lines and
     #-comments left out, surrounding spaces removed."""
@@ -117,7 +184,11 @@ def read_key_values(path: Path) -> list[tuple[int, str]]:
 
 
 def split_setting(text: str, origin: str) -> Setting:
-    """KEY = VALUE (VALUE may hold spaces, or be in double quotes) as a Setting."""
+    """KEY = VALUE (VALUE may hold spaces, or be in double quotes) as a Setting.  A '#' is refused: a comment is
+    a line of its own, and no value takes a '#', so one after a value can only be a comment that would become
+    part of the value."""
+    if "#" in text:
+        raise UsageError(f"{origin}: '#' in '{text}': a comment is a line of its own, starting with '#'")
     key, equals, value = text.partition("=")
     key, value = key.strip(), value.strip()
     if not equals:
@@ -132,7 +203,28 @@ def split_setting(text: str, origin: str) -> Setting:
 
 
 def read_settings(path: Path) -> list[Setting]:
-    return [split_setting(text, f"{display_path(path)}:{number}") for number, text in read_key_values(path)]
+    """The KEY = VALUE lines of PATH (a params file, defaults.conf), each key once."""
+    settings, declared = _read_declarations(path)
+    if declared:
+        raise UsageError(f"{next(iter(declared.values())).origin}: values are declared in a workload.conf")
+    return settings
+
+
+def _read_declarations(path: Path) -> tuple[list[Setting], dict[str, Values]]:
+    """The settings and the value declarations (KIND KEY = ...) of a key=value file; a key is set once and
+    declared once."""
+    settings, declared, given = [], {}, ({}, {})
+    for number, text in read_key_values(path):
+        origin = f"{display_path(path)}:{number}"
+        kind, _, rest = text.partition(" ")
+        is_declaration = kind in VALUE_KINDS
+        setting = split_setting(rest if is_declaration else text, origin)
+        given_once(given[is_declaration], setting)
+        if is_declaration:
+            declared[setting.key] = _declared_values(kind, setting)
+        else:
+            settings.append(setting)
+    return settings, declared
 
 
 def display_path(path: Path) -> str:
@@ -153,17 +245,43 @@ def workload_names() -> list[str]:
 
 
 @cache
-def workload_defaults(workload: str) -> dict[str, Setting]:
-    """The harness defaults with the workload's workload.conf over them."""
-    conf = WORKLOADS_DIR / workload / "workload.conf"
+def workload_conf(workload: str) -> tuple[dict[str, Setting], dict[str, Values]]:
+    """The harness defaults with the workload's workload.conf over them, and the values each of its
+    parameters that is not a whole number takes (workload.conf's declarations and values.conf's)."""
     if workload not in workload_names():
         raise UsageError(f"unknown workload '{workload}' (workloads: {' '.join(workload_names())})")
-    values = dict(harness_defaults())
-    for setting in read_settings(conf):
-        if is_setting_key(setting.key) and setting.key not in values:
+    written, declared = _read_declarations(WORKLOADS_DIR / workload / "workload.conf")
+    shared_settings, shared = _read_declarations(WORKLOADS_DIR / "lib" / "values.conf")
+    if shared_settings:
+        raise UsageError(f"{shared_settings[0].origin}: values.conf declares values; a default is a workload's")
+    defaults = dict(harness_defaults())
+    for setting in written:
+        if is_setting_key(setting.key) and setting.key not in defaults:
             raise UsageError(f"{setting.origin}: unknown setting '{setting.key}'")
-        values[setting.key] = setting
-    return values
+        defaults[setting.key] = setting
+    for key, values in declared.items():
+        if key in shared:
+            raise UsageError(f"{values.origin}: the values of {key} are declared in {shared[key].origin}, "
+                             f"for every workload that has it")
+        if is_setting_key(key) or key not in defaults:
+            raise UsageError(f"{values.origin}: {key} is not a parameter of workload {workload}")
+    declared |= {key: values for key, values in shared.items() if key in defaults}
+    for key, default in defaults.items():
+        if key not in declared and not is_setting_key(key) and not WHOLE_PATTERN.fullmatch(default.value):
+            raise UsageError(f"{default.origin}: {key} is not a whole number, and no line declares the values "
+                             f"it takes (one-of, some-of or any-of {key} = ...)")
+        problem = key in declared and declared[key].problem(default.value)
+        if problem:
+            raise UsageError(f"{default.origin}: {key}={default.value!r} {problem}")
+    return defaults, declared
+
+
+def workload_defaults(workload: str) -> dict[str, Setting]:
+    return workload_conf(workload)[0]
+
+
+def workload_values(workload: str) -> dict[str, Values]:
+    return workload_conf(workload)[1]
 
 
 def is_setting_key(key: str) -> bool:
@@ -278,12 +396,21 @@ CHECKS = {
 }
 
 
-def check_value(key: str, value: str, default: Setting):
-    """Why VALUE is wrong for KEY, or None.  A workload parameter whose default is a whole number must be
-    one too: its run script does arithmetic with it."""
+def check_value(workload: str, key: str, value: str):
+    """Why VALUE is wrong for KEY (a harness setting, or a parameter of WORKLOAD), or None.  A workload
+    parameter takes what its declaration says, or else whole numbers, as its default is one: its run script
+    does arithmetic with it."""
     if is_setting_key(key):
         return CHECKS[key](value)
-    if WHOLE_PATTERN.fullmatch(default.value):
-        problem = whole_number_problem(value, 0, MAX_WORKLOAD_NUMBER)
-        return problem and f"{problem}, as its default {default.value} ({default.origin})"
-    return None
+    defaults, declared = workload_conf(workload)
+    if key in declared:
+        return declared[key].problem(value)
+    problem = whole_number_problem(value, 0, MAX_WORKLOAD_NUMBER)
+    return problem and f"{problem}, as its default {defaults[key].value} ({defaults[key].origin})"
+
+
+def check_setting(workload: str, key: str, setting: Setting):
+    """Refuses SETTING's value for KEY (its key without a scope) in WORKLOAD's runs, naming where it was set."""
+    problem = check_value(workload, key, setting.value)
+    if problem:
+        raise UsageError(f"{setting.origin}: {key}={setting.value!r} {problem}")

@@ -2,6 +2,8 @@
 (or the command line), exit 64, and nothing is planned; never a traceback, never a setting dropped."""
 import pytest
 
+from vswap_bench import settings
+
 from test_plan import USAGE, plan, plan_ids
 
 
@@ -81,3 +83,95 @@ def test_the_largest_plan_allowed_plans(tmp_path):
     done, out = plan(tmp_path, "axis kernel = baseline vswap\nrepetitions = 4999\nwarmup = 1\n")
     assert done.returncode == 0, done.stderr
     assert len(plan_ids(out)) == 10000
+
+
+@pytest.mark.parametrize("line, words", [
+    # A '#' is a comment at the start of a line only: after a value it went into the value and the config hash.
+    ("MODES = plain # only plain", ["'#'", "comment"]),
+    ("axis SIZE_MB = 16 32 # two sizes", ["'#'"]),
+    ("repetitions = 2 # twice", ["'#'"]),
+    ("MODES = bogusmode", ["MODES", "bogusmode", "plain fork shmem"]),
+    ("MODES = plain plain", ["MODES", "plain plain", "twice"]),
+    ("MODES =", ["MODES"]),
+    ("axis MODES = plain bogusmode", ["MODES", "bogusmode"]),
+    ("CLASSES = random,bogus", ["CLASSES", "random,text,zero,same"]),
+    ("CLASSES = random text", ["CLASSES"]),
+    ("CLASSES = random,,text", ["CLASSES"]),
+    # Settings of a workload or backend no run of the campaign has are checked all the same.
+    ("usemem.ORDER = seq random", ["ORDER", "one of", "seq random"]),
+    ("usemem.FREE = bogus", ["FREE", "munmap exit"]),
+    ("fio-swap.ENGINES = psync libfoo", ["ENGINES", "libfoo"]),
+    ("stress.RACES = memfd memfd", ["RACES"]),
+    ("stress.VM_METHOD = bogus", ["VM_METHOD"]),
+    ("cgroup-selftests.TESTS = test_nosuch", ["TESTS", "test_nosuch"]),
+    ("kernel-build.TARGETS = mm/memory.o;reboot", ["TARGETS"]),
+    ("overhead.PERCENTS = 0 50 101", ["PERCENTS", "0..100"]),
+    ("overhead.SWAP_SIZES_MB = device 256", ["SWAP_SIZES_MB", "device"]),
+    ("disk.vcpus = 0", ["vcpus"]),
+    ("axis usemem.ORDER = seq bogus", ["ORDER", "bogus"]),
+])
+def test_a_value_the_parameter_does_not_take_is_refused_at_its_line(tmp_path, line, words):
+    done, out = plan(tmp_path, f"workload = swap-verify\nbackend = zswap\n{line}\n")
+    refused(done, out, "c.conf:3", *words)
+
+
+def test_a_hash_on_the_command_line_is_refused(tmp_path):
+    done, out = plan(tmp_path, "workload = swap-verify\n", "MODES=plain#x")
+    refused(done, out, "command line", "'#'")
+
+
+@pytest.mark.parametrize("settings", [
+    "MODES = fork shmem\nCLASSES = text,zero\n",
+    "workload = stress\nRACES =\nVM_METHOD = flip\n",
+    "workload = stress\nRACES = compact memfd\n",
+    "workload = kernel-build\nTARGETS = vmlinux mm/mincore.o\n",
+    "workload = overhead\nSWAP_SIZES_MB = device\nPERCENTS = 0 100\n",
+    "workload = overhead\nSWAP_SIZES_MB = 256 1024\n",
+    "workload = fio-swap\nENGINES = mmap\nBS = 64k\nPATTERNS = randrw\n",
+    "workload = usemem\nORDER = random\nFREE = exit\n",
+])
+def test_values_a_parameter_takes_plan(tmp_path, settings):
+    done, out = plan(tmp_path, settings)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture
+def workloads(tmp_path, monkeypatch):
+    """A workloads folder of one's own, with workloads/lib/values.conf as shipped: write_conf(TEXT) makes
+    its workload w's workload.conf."""
+    folder = tmp_path / "workloads"
+    (folder / "lib").mkdir(parents=True)
+    (folder / "lib" / "values.conf").write_text((settings.WORKLOADS_DIR / "lib" / "values.conf").read_text())
+    (folder / "w").mkdir()
+    monkeypatch.setattr(settings, "WORKLOADS_DIR", folder)
+    settings.workload_conf.cache_clear()
+    yield lambda text: (folder / "w" / "workload.conf").write_text(text)
+    settings.workload_conf.cache_clear()
+
+
+@pytest.mark.parametrize("text, words", [
+    ("SIZE_MB=64\nMODE=plain\n", ["w/workload.conf:2", "MODE", "one-of"]),
+    ("some-of MODE = plain fork\nMODE=bogus\n", ["w/workload.conf:2", "MODE", "bogus"]),
+    ("some-of MODE = plain fork\nsome-of MODE = plain\nMODE=plain\n", ["w/workload.conf:2", "w/workload.conf:1", "twice"]),
+    ("MODE=plain\nMODE=fork\nsome-of MODE = plain fork\n", ["w/workload.conf:2", "twice"]),
+    ("one-of ORDER = seq random\nMODE=plain\nsome-of MODE = plain\n", ["w/workload.conf:1", "ORDER"]),
+    ("one-of vcpus = 1 2\n", ["w/workload.conf:1", "vcpus"]),
+    ("some-of PERCENTS = 0..x\nPERCENTS=0\n", ["w/workload.conf:1", "0..x"]),
+    ("some-of CLASSES = random\nCLASSES=random\n", ["w/workload.conf:1", "CLASSES", "values.conf"]),
+    ("MODE=plain # the one\nsome-of MODE = plain\n", ["w/workload.conf:1", "'#'"]),
+])
+def test_a_workload_conf_that_leaves_a_parameter_unchecked_is_refused(workloads, text, words):
+    workloads(text)
+    with pytest.raises(settings.UsageError) as refusal:
+        settings.workload_defaults("w")
+    for word in words:
+        assert word in str(refusal.value), refusal.value
+
+
+def test_every_shipped_string_parameter_declares_its_values():
+    for workload in settings.workload_names():
+        declared = settings.workload_values(workload)
+        for key, default in settings.workload_defaults(workload).items():
+            if not settings.is_setting_key(key) and not settings.WHOLE_PATTERN.fullmatch(default.value):
+                assert key in declared, (workload, key)
+                assert declared[key].problem(default.value) is None, (workload, key)
