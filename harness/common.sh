@@ -27,7 +27,7 @@ sha256_str() { printf '%s' "$1" | sha256sum | awk '{print $1}'; }
 
 # prepare_tree PRISTINE KDIR TREE_ID PATCH...: KDIR/src is PRISTINE with the
 # patches applied, unless it already is the tree TREE_ID; 1 if a patch does
-# not apply (it and its failed hunks named on standard error; no tree
+# not apply exactly (it and its hunks named on standard error; no tree
 # left).  Files the patches leave alone are hard links to PRISTINE; GNU
 # patch replaces a file it changes rather than writing through the link, so
 # PRISTINE is never modified.  KDIR/obj outlives the trees and make rebuilds by mtime: a file
@@ -47,10 +47,16 @@ prepare_tree() {
 	cp -al "$pristine" "$kdir/src"
 	rm -f "$kdir/src/.vb-extracted"
 	for p in "$@"; do
-		if ! out=$(patch -p1 -d "$kdir/src" --forward --batch --no-backup-if-mismatch <"$p" 2>&1); then
+		# Exactly or not at all: the series is made on this very tree, so
+		# each hunk applies at its own lines with all its context.  Fuzz
+		# (context lines left out) or an offset (the context found at other
+		# lines, which a repeated context can make the wrong place) means
+		# another tree, and a kernel that is not exactly the series'.
+		if ! out=$(patch -p1 -d "$kdir/src" --forward --batch --no-backup-if-mismatch --fuzz=0 <"$p" 2>&1) ||
+			grep -q 'succeeded at [0-9]* (offset' <<<"$out"; then
 			printf '%s\n' "$out" >&2
 			find "$kdir/src" -name '*.rej' -exec sh -c 'echo "--- $1"; cat "$1"' _ {} \; >&2
-			echo "patch $(basename "$p") does not apply (failed hunks above)" >&2
+			echo "patch $(basename "$p") does not apply exactly (hunks above): neither fuzz nor an offset is taken" >&2
 			rm -rf "$kdir/src"
 			return 1
 		fi
