@@ -27,10 +27,12 @@
                                                or 1 with the end of its console (harness/build-check.sh)
 Exit 0; 64 on bad input (nothing written); 74 when a file cannot be written; run-one: its run's exit code.
 """
+import signal
 import sys
 from pathlib import Path
 
 from . import campaign, record, runfiles, runner, settings, shards
+from .children import INTERRUPTS
 from .record import RecordError
 from .progress import planned_runs
 from .runspec import read_params
@@ -125,12 +127,29 @@ COMMANDS = {"plan": plan, "params": params, "progress": progress, "overrides": o
             "kernel-variant": kernel_variant, "boot-check": boot_check}
 
 
+class Stopped(BaseException):
+    """A signal of INTERRUPTS came (outside children.Interrupts, which passes them on to a run's child)."""
+
+
+def _stop(number, frame):
+    raise Stopped(number)
+
+
 def main(argv) -> int:
     if not argv or argv[0] not in COMMANDS:
         print(__doc__.strip(), file=sys.stderr)
         return USAGE_EXIT
+    # A signal stops a command with one line and 128 + its number, as a shell reports it, not with a
+    # traceback; one ignored on entry (INT in a script's background child) stays ignored.
+    for number in INTERRUPTS:
+        if signal.getsignal(number) is not signal.SIG_IGN:
+            signal.signal(number, _stop)
     try:
         return COMMANDS[argv[0]](argv[1:]) or 0
+    except Stopped as stop:
+        number = stop.args[0]
+        print(f"vswap_bench: {argv[0]} stopped by {signal.Signals(number).name}", file=sys.stderr)
+        return 128 + number
     except UsageError as error:
         print(f"vswap_bench: error: {error}", file=sys.stderr)
         return USAGE_EXIT

@@ -260,7 +260,10 @@ def write_plan(campaign: Campaign, runs: list[RunSpec], out: Path):
     plan (the run ids in order) and campaign.json."""
     for spec in runs:
         run_dir = out / "runs" / spec.run_id
-        run_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise record.RecordError(f"cannot create {run_dir}: {error.strerror or error}") from None
         if not (run_dir / "params").exists():
             record.write_text_atomic(run_dir / "params", spec.params_text())
     ids = [spec.run_id for spec in runs]

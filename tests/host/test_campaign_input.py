@@ -1,10 +1,14 @@
 """Campaign input as a hostile user types it (issue #35): every mistake is one line naming the file and line
 (or the command line), exit 64, and nothing is planned; never a traceback, never a setting dropped."""
+import signal
+import subprocess
+import time
+
 import pytest
 
 from vswap_bench import settings
 
-from test_plan import USAGE, plan, plan_ids
+from test_plan import TOP, USAGE, plan, plan_ids
 
 
 def refused(done, out, *words):
@@ -175,3 +179,43 @@ def test_every_shipped_string_parameter_declares_its_values():
             if not settings.is_setting_key(key) and not settings.WHOLE_PATTERN.fullmatch(default.value):
                 assert key in declared, (workload, key)
                 assert declared[key].problem(default.value) is None, (workload, key)
+
+
+@pytest.mark.parametrize("number, when", [(signal.SIGINT, "expanding"), (signal.SIGTERM, "writing"),
+                                          (signal.SIGHUP, "writing")])
+def test_a_signal_while_planning_is_one_line_and_128_plus_its_number(tmp_path, number, when):
+    conf = tmp_path / "c.conf"
+    conf.write_text("axis kernel = baseline vswap\nrepetitions = 4500\n")
+    out = tmp_path / "out"
+    # INT at its default, as a terminal starts a command (the tests may run with it ignored).
+    planner = subprocess.Popen(["env", "--default-signal=INT", TOP / "harness" / "plan.sh", conf, out],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Expanding and checking 9000 runs takes seconds, writing them tens of seconds.
+    for _ in range(600):
+        if when == "expanding" or (out / "runs").exists():
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)
+    planner.send_signal(number)
+    stdout, stderr = planner.communicate(timeout=120)
+    assert planner.returncode == 128 + number, stderr
+    assert "Traceback" not in stderr and stderr.count("\n") == 1, stderr
+    assert signal.Signals(number).name in stderr and stdout == ""
+    assert not (out / "plan").exists()
+
+
+def test_a_read_only_campaign_folder_is_one_line_and_nothing_written(tmp_path):
+    conf = tmp_path / "c.conf"
+    conf.write_text("axis kernel = baseline vswap\n")
+    out = tmp_path / "results" / "c"
+    out.mkdir(parents=True)
+    # Root writes through a mode of 0555: the folder is a read-only bind mount, in a mount namespace of its own.
+    read_only = f'mount --bind "{out}" "{out}" && mount -o remount,bind,ro "{out}"'
+    if subprocess.run(["unshare", "-m", "sh", "-c", read_only], capture_output=True).returncode != 0:
+        pytest.skip("cannot mount here (needs root)")
+    done = subprocess.run(["unshare", "-m", "sh", "-c", f'{read_only} && exec "$0" "$@"', TOP / "harness" / "plan.sh",
+                           conf, out], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 74, done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert str(out) in done.stderr, done.stderr
+    assert list(out.iterdir()) == []
