@@ -178,7 +178,8 @@ def test_ctrl_c_during_the_report_exits_130_without_a_traceback(bench):
     runner = bench.start(bench.campaign(ONE_RUN))
     reporting = []
     while not reporting and runner.poll() is None:
-        reporting = [pid for pid in os.listdir("/proc") if pid.isdigit() and b"analysis\0report" in command_line(pid)]
+        reporting = [pid for pid in os.listdir("/proc") if pid.isdigit() and
+                     f"analysis\0report\0{bench.results}".encode() in command_line(pid)]
         time.sleep(0.05)
     assert reporting, "the report never started: " + runner.stdout.read()
     os.killpg(runner.pid, signal.SIGINT)
