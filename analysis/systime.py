@@ -5,7 +5,7 @@ import pandas as pd
 
 from .presentation import formatting as fmt
 from .pairing import compare_sides, varying_params
-from .reference import published_systime
+from .reference import COVER_LETTER_KERNEL_BUILD, published_ratios
 from .schema import CONFIG_COLUMNS
 from .stats import MIN_REPETITIONS
 
@@ -14,21 +14,6 @@ PUBLISHED_VERSION = "v3"  # the cover letter we reproduce; other versions are li
 # Every published sys-time number is a kernel build: set beside any other workload, it would suggest a
 # comparison that was never made.
 PUBLISHED_WORKLOAD = "kernel-build"
-
-
-def _published_ratios(published: pd.DataFrame, base: str, new: str) -> pd.DataFrame:
-    """Per (version, backend, metric): base and new mean/sd as published, and their ratio."""
-    wide = published.pivot_table(index=["version", "backend", "metric"], columns="kernel",
-                                 values=["mean", "stdev"], aggfunc="first", observed=True)
-    if (("mean", base) not in wide.columns) or (("mean", new) not in wide.columns):
-        return pd.DataFrame(columns=["version", "backend", "metric", "pub_base_mean", "pub_base_sd",
-                                     "pub_new_mean", "pub_new_sd", "pub_ratio"])
-    frame = pd.DataFrame({
-        "pub_base_mean": wide[("mean", base)], "pub_base_sd": wide[("stdev", base)],
-        "pub_new_mean": wide[("mean", new)], "pub_new_sd": wide[("stdev", new)],
-    }).dropna(subset=["pub_base_mean", "pub_new_mean"])
-    frame["pub_ratio"] = frame["pub_new_mean"] / frame["pub_base_mean"]
-    return frame.reset_index()
 
 
 def _direction(row) -> str:
@@ -40,19 +25,18 @@ def _direction(row) -> str:
     return "same" if np.sign(row.ratio - 1) == np.sign(row.pub_ratio - 1) else "opposite"
 
 
-def systime_table(metrics: pd.DataFrame, base: str = "baseline", new: str = "vswap",
-                  published: pd.DataFrame = None) -> pd.DataFrame:
+def systime_table(metrics: pd.DataFrame, base: str = "baseline", new: str = "vswap") -> pd.DataFrame:
     """Numeric table (one row per config x metric); see display_systime for the printed shape."""
-    published = published_systime() if published is None else published
-    # Keep the file's (chronological) version order in the "later versions" column.
-    published = published.assign(version=pd.Categorical(published["version"], published["version"].unique()))
     ours = compare_sides(metrics[metrics["metric"].isin(SYSTIME_METRICS)], "kernel", base, new, CONFIG_COLUMNS)
-    ratios = _published_ratios(published, base, new).assign(workload=PUBLISHED_WORKLOAD)
+    ratios = (published_ratios(COVER_LETTER_KERNEL_BUILD).drop(columns="setup")
+              .rename(columns=lambda column: column if column in ("version", "backend", "metric") else f"pub_{column}")
+              .assign(workload=PUBLISHED_WORKLOAD))
     v3 = ratios[ratios["version"] == PUBLISHED_VERSION].drop(columns="version")
     table = ours.merge(v3, on=["workload", "backend", "metric"], how="left")
     others = ratios[ratios["version"] != PUBLISHED_VERSION]
-    later = (others.assign(text=others["version"].astype(str) + " " + others["pub_ratio"].map("{:.3f}".format))
-             .groupby(["workload", "backend", "metric"])["text"].agg("; ".join).rename("later_versions_ratio"))
+    later = (others.assign(text=others["version"] + " " + others["pub_ratio"].map("{:.3f}".format))
+             .groupby(["workload", "backend", "metric"], sort=False)["text"].agg("; ".join)
+             .rename("later_versions_ratio"))
     table = table.merge(later.reset_index(), on=["workload", "backend", "metric"], how="left")
     table["direction_vs_v3"] = [_direction(row) for row in table.itertuples()]
     return table
