@@ -28,7 +28,9 @@ from .schema import CONFIG_COLUMNS
 INDEX_NAME = "index.sqlite"
 DEFAULT_INDEX = Path("results") / INDEX_NAME
 PROJECT = Path(__file__).resolve().parent.parent
-SERIES_DIR = "kernel-patches"
+# What the kernels are built from: the series and the config fragments (git pathspecs), not the READMEs beside
+# them.
+SERIES_PATHS = ("kernel-patches/*/series", "kernel-patches/*/*.patch", "kernel-patches/configs")
 # An index written by an older schema is dropped and filled again by the next reports and gates: what was
 # accepted in it must be accepted again (`history --accept`).
 SCHEMA_VERSION = 3
@@ -148,7 +150,7 @@ def add_campaign(index: Path, campaign: Campaign):
             "series_commit = excluded.series_commit, machine = excluded.machine, "
             "accelerator = excluded.accelerator, timing = excluded.timing",
             (entry_id(campaign), campaign.name, campaign_started(campaign), str(campaign.path.resolve()),
-             campaign_date(campaign), last_commit(), last_commit(SERIES_DIR), _values(runs["hostname"]),
+             campaign_date(campaign), last_commit(), last_commit(*SERIES_PATHS), _values(runs["hostname"]),
              _values(runs["accelerator"]), _values(runs["timing_mode"])))
         connection.execute("DELETE FROM results WHERE campaign = ?", (entry_id(campaign),))
         connection.executemany(
