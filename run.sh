@@ -19,6 +19,9 @@
 set -uo pipefail
 . "$(dirname "$0")/harness/common.sh"
 usage_error() { VB_DIE_CODE=64 die "$@"; }
+# Until the first run (forward_signals sets the traps from there on), a
+# signal stops run.sh with one line once the step in progress has ended.
+trap 'VB_DIE_CODE=130 die "interrupted before any run started; nothing of the campaign ran"' INT TERM HUP
 
 campaign=standard dry_run=0 resume=0 replan=0 overrides=() shard=()
 while [ $# -gt 0 ]; do

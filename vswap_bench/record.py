@@ -32,6 +32,9 @@ def write_text_atomic(path: Path, text: str):
     except OSError as error:
         temporary.unlink(missing_ok=True)
         raise RecordError(f"cannot write {path}: {error.strerror or error}") from None
+    except BaseException:  # a signal's exception (vswap_bench's handlers) midway: no temporary left behind
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def write_json(path: Path, document: dict):

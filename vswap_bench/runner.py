@@ -199,6 +199,7 @@ def lock(run_dir: Path) -> int:
     except OSError as error:
         raise RunError(f"cannot lock {run_dir}: {error.strerror or error}") from None
     deadline = time.monotonic() + LOCK_WAIT_S
+    waiting = False
     while True:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -206,6 +207,10 @@ def lock(run_dir: Path) -> int:
         except BlockingIOError:
             if time.monotonic() >= deadline:
                 break
+            if not waiting:
+                waiting = True
+                say(f"vswap_bench: {path} is held by {', '.join(lock_holders(path)) or 'another process'}; "
+                    f"waiting up to {LOCK_WAIT_S} s for it")
             time.sleep(0.2)
     os.close(descriptor)
     holders = ", ".join(lock_holders(path)) or "a process this user cannot see"

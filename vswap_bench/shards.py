@@ -11,16 +11,23 @@ from pathlib import Path
 
 from . import record, runfiles
 from .campaign import read_plan_record
-from .settings import UsageError
+from .settings import MAX_RUNS, UsageError, whole_number
 from .status import FINISHED, RETRIED_ONCE
+
+
+# More shares than runs a plan may have (settings.MAX_RUNS) leaves every share past them empty.
+MAX_SHARES = MAX_RUNS
 
 
 def parse_shard(text: str) -> tuple[int, int]:
     """K/N -> (K, N) with 1 <= K <= N."""
     index, _, count = text.partition("/")
-    if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
-        raise UsageError(f"--shard takes K/N with 1 <= K <= N (this host's share of N), not '{text}'")
-    return int(index), int(count)
+    count_value = whole_number(count, 1, MAX_SHARES)
+    index_value = whole_number(index, 1, count_value or 1)
+    if count_value is None or index_value is None:
+        raise UsageError(f"--shard takes K/N with 1 <= K <= N <= {MAX_SHARES} (this host's share K of N, ASCII "
+                         f"digits), not '{text}'")
+    return index_value, count_value
 
 
 def config_key(run_id: str) -> str:

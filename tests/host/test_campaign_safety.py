@@ -41,7 +41,7 @@ def test_a_bad_command_line_leaves_the_previous_campaign_where_it_is(bench):
     conf = bench.campaign(ONE_RUN)
     assert bench.run(conf).returncode == 0
     before = finished(bench)
-    for arguments in (["vcpus=abc"], ["--shard", "3/2"], ["--shard"]):
+    for arguments in (["vcpus=abc"], ["--shard", "3/2"], ["--shard", "３/4"], ["--shard"]):
         done = bench.run(conf, *arguments)
         assert done.returncode == 64, (arguments, done.stderr)
         assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
@@ -207,3 +207,29 @@ def test_resume_names_a_leftover_process_that_holds_a_runs_lock_and_goes_on(benc
     assert resumed.returncode == 1, resumed.stderr
     assert "still held" in resumed.stderr and "sleep" in resumed.stderr, resumed.stderr
     assert json.loads((run / "status.json").read_text())["status"] == "interrupted"
+
+
+def test_an_interrupted_record_write_leaves_no_temporary(tmp_path, monkeypatch):
+    import sys
+    sys.path.insert(0, str(TOP))
+    import pytest
+    from vswap_bench import record
+
+    def interrupted(descriptor):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(record.os, "fsync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        record.write_text_atomic(tmp_path / "params", "kernel=vswap\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_term_while_planning_stops_run_sh_with_one_line_and_runs_nothing(bench):
+    bench.guest("swap-verify", "clean")
+    # A plan that takes seconds to write.
+    runner = bench.start(bench.campaign("kernel = baseline\nworkload = swap-verify\nrepetitions = 2000\n"))
+    time.sleep(1.5)
+    runner.send_signal(signal.SIGTERM)
+    assert runner.wait(timeout=120) == 130
+    output = runner.stdout.read()
+    assert "interrupted before any run started" in output and "Traceback" not in output, output
+    assert not list(bench.results.glob("c/runs/*/status.json"))
