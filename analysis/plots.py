@@ -15,15 +15,16 @@ import pandas as pd  # noqa: E402
 from .overhead_model import (  # noqa: E402
     BUILT_DESIGNS, BUILT_SCENARIOS, COVER_LETTER_DESIGNS, DESIGNS, PLANNED_DESIGNS, SCENARIOS,
 )
+from .headline import SWAPOFF_METRICS  # noqa: E402
 from .history import ACCEPTED, NOT_GATED, REJECTED  # noqa: E402
+from .metrics import is_headline  # noqa: E402
 from .pairing import varying_params  # noqa: E402
 
 DPI = 100
 JITTER_SEED = 1  # fixed, so a rebuilt report gives identical images
-# What workloads/swapoff writes: the swapoff command's wall time, and the anonymous memory it swapped out
-# (its SIZE_MB; the device's "used" would count only what reached the device, which differs by kernel).
-# The swapoff process's wall and system time, one panel each.
-SWAPOFF_TIMES = {"output.swapoff.wall_s": "swapoff wall time (s)", "output.swapoff.sys_s": "swapoff system time (s)"}
+# What workloads/swapoff writes beside its times (headline.SWAPOFF_METRICS, a panel each): the anonymous memory
+# it swapped out (its SIZE_MB; the device's "used" would count only what reached the device, which differs by
+# kernel).
 SWAPPED_MIB = "output.anon.mib"
 
 
@@ -42,13 +43,24 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")
 
 
+def better(higher_is_better) -> str:
+    """Which way is better, for an axis label."""
+    return {True: "higher is better", False: "lower is better"}.get(higher_is_better, "neither is better")
+
+
 def repetition_plots(metrics: pd.DataFrame, out_dir: Path, metric_names=("real", "sys")) -> list[Path]:
-    """Per workload and metric: a box per parameter set x backend x kernel (only the parameters that vary
-    within the workload are named), with every repetition drawn on top."""
+    """Per workload and metric (METRIC_NAMES and the workload's headlines with a direction, which its verdict
+    uses): a box per parameter set x backend x kernel (only the parameters that vary within the workload are
+    named), with every repetition drawn on top."""
     paths = []
     rng = np.random.default_rng(JITTER_SEED)
     colors = _kernel_colors(metrics["kernel"].unique())
-    for (workload, metric), data in metrics[metrics["metric"].isin(metric_names)].groupby(["workload", "metric"]):
+    kinds = metrics[["workload", "metric", "higher_is_better"]].drop_duplicates()
+    plotted = {(workload, metric) for workload, metric, direction in kinds.itertuples(index=False)
+             if metric in metric_names or (direction in (True, False) and is_headline(workload, metric))}
+    for (workload, metric), data in metrics.groupby(["workload", "metric"]):
+        if (workload, metric) not in plotted or not data["value"].any():
+            continue
         data = data.assign(shown=varying_params(data))
         groups = list(data.groupby(["shown", "backend", "kernel"]))
         figure, axes = plt.subplots(figsize=(max(4, 1.2 * len(groups)), 4))
@@ -60,8 +72,9 @@ def repetition_plots(metrics: pd.DataFrame, out_dir: Path, metric_names=("real",
                          alpha=0.8, zorder=3)
         axes.set_xticks(range(len(groups)), [f"{shown}\n{backend}\n{kernel}\nn={len(g)}".lstrip()
                                              for (shown, backend, kernel), g in groups])
-        axes.set_ylabel(f"{metric} ({data['unit'].iloc[0]})")
-        axes.set_title(f"{workload}: {metric}, every repetition")
+        axes.set_ylabel(f"{metric} ({data['unit'].iloc[0]}), {better(data['higher_is_better'].iloc[0])}")
+        role = ", the verdict's headline" if is_headline(workload, metric) else ""
+        axes.set_title(f"{workload}: {metric}{role}, every repetition")
         paths.append(_save(figure, out_dir / f"reps-{_slug(workload)}-{_slug(metric)}.png"))
     return paths
 
@@ -84,7 +97,9 @@ def forest_plot(table: pd.DataFrame, out_dir: Path, base: str, new: str) -> list
                      label="v3 cover letter (6.19)")
     axes.axvline(1.0, color="grey", linestyle="--", linewidth=1)
     axes.set_yticks(y, labels)
-    axes.set_xlabel(f"{new} / {base} (1.0 = no change)")
+    axes.set_xlabel(f"{new} / {base} (1.0 = no change; below 1 {new} takes less time: better)")
+    axes.set_title(f"real and sys, {new}/{base}; the sys rows decide the first screen's sys-time table",
+                   fontsize="medium")
     axes.legend(loc="best", fontsize="small")
     return [_save(figure, out_dir / "forest-ratios.png")]
 
@@ -100,7 +115,7 @@ def overhead_plot(model: pd.DataFrame, swap_bytes: int, out_dir: Path) -> list[P
             axes.plot(rows["usage_percent"], rows[design.key], style, marker=".", label=design.label)
         axes.set_title(f"{scenario}, {swap_bytes / (1 << 30):g} GiB swap")
         axes.set_xlabel("swap usage (%)")
-    all_axes[0].set_ylabel("metadata overhead (MiB)")
+    all_axes[0].set_ylabel("metadata overhead (MiB), lower is better")
     all_axes[-1].legend(fontsize="small")
     return [_save(figure, out_dir / "overhead-vs-usage.png")]
 
@@ -133,7 +148,7 @@ def overhead_measured_plot(scaled: pd.DataFrame, points: pd.DataFrame, swap_byte
                              label=f"{name} measured points")
         axes.set_title(f"{backend}, {swap_bytes / (1 << 30):g} GiB swap")
         axes.set_xlabel("swap usage (%)")
-    all_axes[0].set_ylabel("swap metadata (MiB)")
+    all_axes[0].set_ylabel("swap metadata (MiB), lower is better")
     legend = {}
     for axes in all_axes:  # every kernel's entries, whichever panel has them
         for handle, label in zip(*axes.get_legend_handles_labels()):
@@ -146,18 +161,20 @@ def swapoff_plot(metrics: pd.DataFrame, out_dir: Path) -> list[Path]:
     """Swapoff wall and system time vs swapped size, per kernel and backend, from the swapoff workload's runs."""
     swapoff = metrics[metrics["workload"] == "swapoff"]
     sizes = swapoff[swapoff["metric"] == SWAPPED_MIB][["run_id", "value"]].rename(columns={"value": "swapped_mib"})
-    times = swapoff[swapoff["metric"].isin(list(SWAPOFF_TIMES))]
+    times = swapoff[swapoff["metric"].isin(list(SWAPOFF_METRICS))]
     if times.empty or sizes.empty:
         return []
     points = times[["run_id", "kernel", "backend", "metric", "value"]].merge(sizes, on="run_id")
     colors = _kernel_colors(points["kernel"].unique())
-    figure, all_axes = plt.subplots(1, len(SWAPOFF_TIMES), figsize=(11, 4))
-    for axes, (metric, label) in zip(all_axes, SWAPOFF_TIMES.items()):
+    figure, all_axes = plt.subplots(1, len(SWAPOFF_METRICS), figsize=(11, 4))
+    for axes, (metric, word) in zip(all_axes, SWAPOFF_METRICS.items()):
         for (kernel, backend), group in points[points["metric"] == metric].groupby(["kernel", "backend"]):
             axes.scatter(group["swapped_mib"], group["value"], color=colors[kernel],
                          marker="o" if backend == "disk" else "^", label=f"{kernel} {backend}")
         axes.set_xlabel("swapped out at swapoff (MiB)")
-        axes.set_ylabel(label)
+        axes.set_ylabel(f"swapoff {word} time (s), lower is better")
+        axes.set_title(f"{metric}" + (", the verdict's headline" if is_headline("swapoff", metric) else ""),
+                       fontsize="medium")
         axes.set_ylim(bottom=0)
     all_axes[0].legend(fontsize="small")
     return [_save(figure, out_dir / "swapoff-time.png")]

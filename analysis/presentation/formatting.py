@@ -1,6 +1,7 @@
 """Number formatting shared by every table, so the text, Markdown and HTML outputs agree."""
 import math
 
+MISSING = "–"  # an en dash: where a table has no number to show
 
 def _missing(*values) -> bool:
     return any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values)
@@ -14,6 +15,11 @@ def significant(value: float, digits: int = 4) -> str:
         return "0"
     decimals = max(0, digits - 1 - int(math.floor(math.log10(abs(value)))))
     return f"{value:,.{decimals}f}"
+
+
+def fixed(value: float, digits: int) -> str:
+    """VALUE to DIGITS decimals, MISSING for none."""
+    return MISSING if _missing(value) else f"{value:.{digits}f}"
 
 
 def mean_sd(mean: float, sd: float) -> str:

@@ -23,8 +23,14 @@ def markdown_table(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def html_table(frame: pd.DataFrame) -> str:
+def html_table(frame: pd.DataFrame, caption: str = "", name: str = "", tones: list = None) -> str:
+    """TONES: a CSS class per row (document.TONE_COLOURS), "" for none."""
     rows = _cells(frame)
+    tones = tones or [""] * (len(rows) - 1)
+    table_id = f' id="{html.escape(name)}"' if name else ""
+    head = f"<caption>{html.escape(caption)}</caption>\n" if caption else ""
     header = "".join(f"<th>{html.escape(cell)}</th>" for cell in rows[0])
-    body = "\n".join("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in rows[1:])
-    return f"<table>\n<thead><tr>{header}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
+    body = "\n".join((f'<tr class="{tone}">' if tone else "<tr>")
+                     + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
+                     for row, tone in zip(rows[1:], tones))
+    return f"<table{table_id}>\n{head}<thead><tr>{header}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"

@@ -1,0 +1,299 @@
+"""The report's first screen: the cover letter's three tables, ours beside v3's.
+
+  sys time         kernel-build through zswap and through a swap device: vswap/baseline of sys with its
+                   interval and the verdict of that row (verdicts.py), beside the ratio of v3's means
+  memory overhead  the overhead workload's bytes a slot and an entry of both kernels on every backend, scaled
+                   to the cover letter's 32 GiB, beside v3's printed table and the bytes a slot and an entry
+                   it is made of
+  swapoff          swapoff's sys and wall time at the size swapped most like v3's, beside v3's 11.48 -> 9.96 s
+Each row has our ratio with its interval, v3's, an outcome with its tone (the row's colour) and one sentence.
+A table whose data the campaign lacks is a line naming the campaign that gives it.
+"""
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from . import verdicts
+from .loader import parse_params
+from .overhead_measured import scaled_table
+from .overhead_model import (
+    BUILT_SCENARIOS, DEFAULT_SWAP_BYTES, GIB, SCENARIOS, USAGE_PERCENTS, V3_OLD, V3_VSWAP, design_for_kernel,
+)
+from .pairing import varying_params
+from .presentation import formatting as fmt
+from .reference import COVER_LETTER_KERNEL_BUILD, COVER_LETTER_SWAPOFF, published_overhead, published_ratios
+from .systime import PUBLISHED_VERSION, PUBLISHED_WORKLOAD
+
+SWAPOFF_WORKLOAD = "swapoff"
+# The swapoff workload's times of the swapoff process itself, by the word the tables use.
+SWAPOFF_METRICS = {"output.swapoff.sys_s": "sys", "output.swapoff.wall_s": "wall"}
+# What makes a swapoff run like v3's (a 32 GB swap half full beside a 128 GB mapping): the most swapped out,
+# then the largest mapping. The first screen shows that configuration of each backend.
+SWAPOFF_SIZE_PARAMS = ("SIZE_MB", "SPARSE_MB")
+# The verb and noun of a sentence about each time.
+TIME_WORDS = {"sys": ("spends", "sys"), "wall": ("takes", "wall time")}
+# The one usage the memory rows compare at: the cover letter expects "closer to the 50-75% usage case".
+HEADLINE_USAGE = 50
+BACKEND_PHRASES = {"disk": "through a swap device", "zswap": "through zswap with a device",
+                   "zswap-only": "through zswap without a device"}
+TONES = {verdicts.REGRESSION: "worse", verdicts.POSSIBLE_REGRESSION: "slightly-worse",
+         verdicts.IMPROVEMENT: "better", verdicts.POSSIBLE_IMPROVEMENT: "slightly-better",
+         verdicts.NO_CHANGE: "same", verdicts.INCONCLUSIVE: "unclear"}
+# A memory row's outcome: the interval of its ratio to the baseline above 1, below 1, or across it.
+COSTS_MORE, COSTS_LESS, UNDECIDED = "costs more", "costs less", "undecided"
+MEMORY_TONES = {COSTS_MORE: "worse", COSTS_LESS: "better", UNDECIDED: "unclear"}
+
+
+@dataclass
+class Headline:
+    name: str    # the table's id in the page
+    title: str
+    label: str   # the heading of the first column, what a row is
+    campaign: str  # the campaign that gives the table's data
+    lacks: str     # what the campaign lacks when the table is empty
+    caption: str = ""
+    table: pd.DataFrame = None
+    tones: list = field(default_factory=list)
+    ratios: list = field(default_factory=list)  # (ours, v3's) of the time rows, for the geometric mean
+
+    @property
+    def lacking(self) -> str:
+        return f"{self.title}: {self.lacks} in this campaign; the {self.campaign} campaign gives it " \
+               f"(./run.sh {self.campaign})."
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def against_v3(ratio: float, low: float, high: float, v3: float) -> str:
+    """How our ratio and its interval stand to v3's ratio, in words."""
+    if _missing(low):
+        return "ours has no interval to hold against it"
+    if low <= 1 <= high:
+        return "our interval holds no change and " + ("v3's too" if low <= v3 <= high else "not v3's")
+    if (ratio > 1) != (v3 > 1):
+        return "opposite direction"
+    if low <= v3 <= high:
+        return "same direction, about the same size"
+    return "same direction, " + ("smaller" if abs(ratio - 1) < abs(v3 - 1) else "larger")
+
+
+def _decimals(low: float, high: float) -> int:
+    """Decimals of a percent change that tell its interval's ends apart."""
+    half_width = 50 * (high - low)
+    return 1 if _missing(half_width) or half_width <= 0 else min(3, max(1, -math.floor(math.log10(half_width))))
+
+
+def time_sentence(row, word: str, what: str, v3: float, new: str) -> str:
+    """'vswap spends 0.3 % less sys on kernel-build through zswap with a device [-0.4, -0.2]; v3 reported
+    -1.25 %: same direction, smaller'."""
+    if _missing(row.ratio):
+        return row.reason
+    verb, noun = TIME_WORDS[word]
+    change, digits = 100 * (row.ratio - 1), _decimals(row.ci_low, row.ci_high)
+    text = f"{new} {verb} {abs(change):.{digits}f} % {'less' if change < 0 else 'more'} {noun} {what}"
+    if _missing(row.ci_low):
+        text += f" (no interval: fewer than {verdicts.MIN_REPETITIONS} runs a side)"
+    else:
+        text += f" [{100 * (row.ci_low - 1):+.{digits}f}, {100 * (row.ci_high - 1):+.{digits}f}]"
+    if not _missing(v3):
+        text += f"; v3 reported {100 * (v3 - 1):+.2f} %: {against_v3(row.ratio, row.ci_low, row.ci_high, v3)}"
+    return text
+
+
+def _mean_sd_n(mean, sd, n) -> str:
+    return fmt.MISSING if _missing(mean) else f"{fmt.mean_sd(mean, sd)} (n={n:.0f})"
+
+
+def _published_text(published) -> str:
+    if published is None:
+        return fmt.MISSING
+    version = "" if published.version == PUBLISHED_VERSION else f", {published.version}"
+    return f"{published.ratio:.3f} ({published.base_mean:g} → {published.new_mean:g} s{version})"
+
+
+def _time_table(headline: Headline, rows: pd.DataFrame, published: pd.DataFrame, subjects: list, words: list,
+                base: str, new: str) -> Headline:
+    """The time rows of judged ROWS (verdicts.py), each of SUBJECTS (what the row is, in its first cell and in
+    its sentence) and WORDS (sys or wall), with the published row of its backend and metric."""
+    headline.caption = (f"{headline.caption}; {new}/{base} of the means with Welch's 95 % interval, the outcome "
+                        f"the verdict of that row (lower is better); v3: the ratio of its published means")
+    by_key = {(row.backend, row.metric): row for row in published.itertuples()}
+    cells = []
+    for row, (label, what), word in zip(rows.itertuples(), subjects, words):
+        found = by_key.get((row.backend, row.metric))
+        v3 = found.ratio if found is not None else float("nan")
+        cells.append({
+            headline.label: label,
+            f"{base} (s)": _mean_sd_n(row.base_mean, row.base_sd, row.base_n),
+            f"{new} (s)": _mean_sd_n(row.new_mean, row.new_sd, row.new_n),
+            f"{new}/{base} [95 % CI]": fmt.ratio_ci(row.ratio, row.ci_low, row.ci_high) or fmt.MISSING,
+            "v3": _published_text(found),
+            "outcome": row.outcome,
+            "in words": time_sentence(row, word, what, v3, new),
+        })
+        headline.ratios.append((row.ratio, v3))
+    headline.table = pd.DataFrame(cells)
+    headline.tones = [TONES.get(outcome, "") for outcome in rows["outcome"]]
+    return headline
+
+
+def _labels(rows: pd.DataFrame) -> list:
+    """What tells the rows apart: the backend, and the settings and parameters that differ between them."""
+    shown = [column for column in ("memory_max", "pressure", "accelerator", "timing_mode")
+             if rows[column].nunique() > 1]
+    params = varying_params(rows)
+    return [", ".join(filter(None, [row.backend, *(f"{c} {getattr(row, c)}" for c in shown), extra]))
+            for row, extra in zip(rows.itertuples(), params)]
+
+
+def sys_time_headline(judged: pd.DataFrame, base: str, new: str) -> Headline:
+    headline = Headline("sys-time", "Sys time", "kernel-build through", "precise", f"no kernel-build runs of both {base} and {new}",
+                        "Sys time: kernel-build, the cgroup's system time (v3: 52 CPUs, memory.max=3G, 6.19)")
+    rows = judged[(judged["workload"] == PUBLISHED_WORKLOAD) & (judged["metric"] == "sys")] if len(judged) else judged
+    if rows.empty:
+        return headline
+    published = published_ratios(COVER_LETTER_KERNEL_BUILD)
+    subjects = [(label, f"on kernel-build {BACKEND_PHRASES.get(row.backend, 'through ' + row.backend)}")
+                for label, row in zip(_labels(rows), rows.itertuples())]
+    return _time_table(headline, rows, published[published["version"] == PUBLISHED_VERSION], subjects,
+                       ["sys"] * len(rows), base, new)
+
+
+def _size_key(params: str) -> tuple:
+    values = parse_params(params)
+    return tuple(float(values.get(name, 0)) for name in SWAPOFF_SIZE_PARAMS)
+
+
+def swapoff_headline(judged: pd.DataFrame, base: str, new: str) -> Headline:
+    headline = Headline("swapoff", "Swapoff", "swapoff", "swapoff", f"no swapoff runs of both {base} and {new}",
+                        "Swapoff: its sys and wall time at the largest size swapped (the other sizes: the swapoff "
+                        "plot below; v3: 32 GB half full beside a 128 GB mapping, 6.14)")
+    rows = (judged[(judged["workload"] == SWAPOFF_WORKLOAD) & judged["metric"].isin(list(SWAPOFF_METRICS))]
+            if len(judged) else judged)
+    if rows.empty:
+        return headline
+    keys = rows["params"].map(_size_key)
+    largest = keys.groupby(rows["backend"]).transform("max")
+    rank = rows["metric"].map(list(SWAPOFF_METRICS).index)
+    rows = rows[keys == largest].assign(_rank=rank).sort_values(["backend", "_rank"]).drop(columns="_rank")
+    words = [SWAPOFF_METRICS[metric] for metric in rows["metric"]]
+    subjects = []
+    for row, word in zip(rows.itertuples(), words):
+        sizes = parse_params(row.params)
+        shown = ", ".join(f"{name}={sizes[name]}" for name in SWAPOFF_SIZE_PARAMS if name in sizes)
+        swapped = f"{sizes['SIZE_MB']} MiB" if "SIZE_MB" in sizes else "its pages"
+        subjects.append((f"{word}, {row.backend}, {shown}".rstrip(", "),
+                         f"swapping off {swapped} {BACKEND_PHRASES.get(row.backend, 'from ' + row.backend)}"))
+    return _time_table(headline, rows, published_ratios(COVER_LETTER_SWAPOFF), subjects, words, base, new)
+
+
+def _scenario(kernel: str, backend: str):
+    """The cover letter's scenario (zswap, disk) that KERNEL's BACKEND stands for, None for none."""
+    design = design_for_kernel(kernel)
+    return next((scenario for scenario in SCENARIOS if design and design.backend_for(scenario) == backend), None)
+
+
+def _scaled(scaled: pd.DataFrame, kernel: str, backend: str, what: str) -> pd.Series:
+    """KERNEL's column WHAT of the 32 GiB table on BACKEND, by usage (NaN where it has none)."""
+    rows = scaled[scaled["backend"] == backend]
+    values = rows[f"{kernel} {what}"].to_numpy() if f"{kernel} {what}" in rows else np.nan
+    return pd.Series(values, index=rows["usage_percent"].to_numpy(), dtype=float)
+
+
+def _bytes_ci(value: float, low: float, high: float) -> str:
+    if _missing(value):
+        return fmt.MISSING
+    return f"{value:.2f} [no CI]" if _missing(low) else f"{value:.2f} [{low:.2f}, {high:.2f}]"
+
+
+def _usage_list(values) -> str:
+    return " / ".join(fmt.MISSING if _missing(value) else f"{value:.1f}" for value in values)
+
+
+def _memory_ratio(scaled: pd.DataFrame, base: str, base_backend: str, new: str, backend: str) -> tuple:
+    """NEW's measured MiB over BASE's at HEADLINE_USAGE, the interval the quotient of the fits' interval ends."""
+    at = {(kernel, what): _scaled(scaled, kernel, where, what).get(HEADLINE_USAGE, np.nan)
+          for kernel, where in ((base, base_backend), (new, backend))
+          for what in ("measured (MiB)", "measured low", "measured high")}
+    if not at[(base, "measured (MiB)")] or not at[(base, "measured low")]:
+        return np.nan, np.nan, np.nan
+    return (at[(new, "measured (MiB)")] / at[(base, "measured (MiB)")],
+            at[(new, "measured low")] / at[(base, "measured high")],
+            at[(new, "measured high")] / at[(base, "measured low")])
+
+
+def memory_headline(fits: pd.DataFrame, base: str, new: str) -> Headline:
+    headline = Headline("memory-overhead", "Memory overhead", "kernel, backend", "overhead", "no overhead runs",
+                        f"Memory overhead: swap metadata a slot and an entry fitted from the overhead workload with "
+                        f"95 % intervals, scaled to the cover letter's 32 GiB, beside v3's accounting as printed; "
+                        f"{new}/{base} at {HEADLINE_USAGE} % full, its interval the quotient of the fits' interval ends "
+                        f"(lower is better)")
+    if fits.empty:
+        return headline
+    scaled = scaled_table(fits, DEFAULT_SWAP_BYTES)
+    size = f"{DEFAULT_SWAP_BYTES / GIB:g} GiB"
+    printed = published_overhead().assign(mib=lambda frame: frame["overhead_mib"].astype(float))
+    v3_designs = {base: V3_OLD, new: V3_VSWAP}
+    usages = "/".join(map(str, USAGE_PERCENTS))
+    cells, tones = [], []
+    for backend in BUILT_SCENARIOS:
+        for kernel in (base, new):
+            fit = fits[(fits["kernel"] == kernel) & (fits["backend"] == backend)]
+            if fit.empty:
+                continue
+            fit = fit.iloc[0]
+            scenario, design = _scenario(kernel, backend), v3_designs[kernel]
+            v3_mib = (printed[(printed["scenario"] == scenario) & (printed["design"] == design.key)]
+                      .set_index("usage_percent")["mib"] if scenario else pd.Series(dtype=float))
+            where = BACKEND_PHRASES.get(backend, backend)
+            has_device = backend != "zswap-only"
+            row = {
+                headline.label: f"{kernel}, {backend}",
+                "B/slot [95 % CI]": _bytes_ci(fit.slot_slope, fit.slot_ci_low, fit.slot_ci_high) if has_device
+                else "0 (no device)",
+                "B/entry [95 % CI]": _bytes_ci(fit.entry_slope, fit.entry_ci_low, fit.entry_ci_high),
+                f"MiB at {usages} % of {size}": _usage_list(_scaled(scaled, kernel, backend, "measured (MiB)")),
+                "v3 B/slot, B/entry": (f"{design.static_bytes_per_slot(scenario):g}, "
+                                       f"{design.bytes_per_entry(scenario):g}" if scenario else fmt.MISSING),
+                f"v3 MB at {usages} %": " / ".join(f"{value:g}" for value in v3_mib) if len(v3_mib) else fmt.MISSING,
+            }
+            if kernel == base:
+                v3_text = (f"; v3's old design {design.static_bytes_per_slot(scenario):g} and "
+                           f"{design.bytes_per_entry(scenario):g}" if scenario else "")
+                slot = f"{fit.slot_slope:.2f} B a slot, paid at swapon," if has_device else "no device,"
+                row |= {f"{new}/{base} at {HEADLINE_USAGE} % [95 % CI]": fmt.MISSING, "v3": fmt.MISSING,
+                        "outcome": fmt.MISSING,
+                        "in words": f"{base} {where}: {slot} and {fit.entry_slope:.2f} B an entry{v3_text}"}
+                tones.append("")
+            else:
+                base_backend = design_for_kernel(base).backend_for(scenario) if scenario else backend
+                ratio, low, high = _memory_ratio(scaled, base, base_backend, new, backend)
+                v3_base = printed[(printed["scenario"] == scenario) & (printed["design"] == V3_OLD.key)
+                                  & (printed["usage_percent"] == HEADLINE_USAGE)]["mib"]
+                v3 = v3_mib.get(HEADLINE_USAGE, np.nan) / v3_base.iloc[0] if len(v3_base) else np.nan
+                outcome = (UNDECIDED if _missing(low) or low <= 1 <= high else COSTS_MORE if low > 1 else COSTS_LESS)
+                words = (f"at {HEADLINE_USAGE} % of {size} {new}'s swap metadata {where} is {ratio:.2f} times "
+                         f"that of {base} {BACKEND_PHRASES.get(base_backend, base_backend)} [{low:.2f}, {high:.2f}]"
+                         if not _missing(ratio) else f"{base} has no fit {BACKEND_PHRASES.get(base_backend)}")
+                if not _missing(v3) and not _missing(ratio):
+                    words += f"; v3 reported {v3:.2f} times: {against_v3(ratio, low, high, v3)}"
+                row |= {f"{new}/{base} at {HEADLINE_USAGE} % [95 % CI]": fmt.ratio_ci(ratio, low, high) or fmt.MISSING,
+                        "v3": fmt.MISSING if _missing(v3) else f"{v3:.3f}", "outcome": outcome, "in words": words}
+                tones.append(MEMORY_TONES[outcome])
+            cells.append(row)
+    headline.table, headline.tones = pd.DataFrame(cells), tones
+    return headline
+
+
+def geometric_mean(values) -> float:
+    values = [value for value in values if not _missing(value) and value > 0]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
+
+
+def headlines(judged: pd.DataFrame, fits: pd.DataFrame, base: str, new: str) -> list:
+    return [sys_time_headline(judged, base, new), memory_headline(fits, base, new),
+            swapoff_headline(judged, base, new)]
