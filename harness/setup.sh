@@ -9,7 +9,7 @@ set -euo pipefail
 
 packages=(linux-source-6.12 qemu-system-x86 mmdebstrap e2fsprogs fio stress-ng flex bison bc
 	libelf-dev libssl-dev ccache gcc make patch quilt xz-utils python3-pandas
-	python3-matplotlib python3-scipy python3-pytest python3-yaml procps)
+	python3-matplotlib python3-scipy python3-pytest python3-yaml procps chromium)
 
 missing=()
 for p in "${packages[@]}"; do
