@@ -1,0 +1,152 @@
+"""The report's first screen: the cover letter's three tables with ours beside v3's, in words and coloured by
+outcome; what a campaign lacks said in a line; the rest collapsed; no nan anywhere."""
+import math
+import re
+
+import pytest
+
+from analysis import headline, verdicts
+from analysis.cli import main
+from analysis.loader import load_campaign
+from analysis.overhead_measured import measured_fits, overhead_reads
+from analysis.overhead_model import GIB, MIB, design_for_kernel, entries_at, swap_slots
+from analysis.tests.full_campaign import write_full_campaign, write_kernel_builds, write_overheads
+
+BASE, NEW = "baseline", "vswap"
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory):
+    campaign = write_full_campaign(tmp_path_factory.mktemp("results"))
+    assert main(["report", str(campaign), "--index", str(campaign.parent / "index.sqlite")]) == 0
+    return campaign
+
+
+@pytest.fixture(scope="module")
+def tables(campaign):
+    loaded = load_campaign(campaign)
+    judged = verdicts.compare_kernels(loaded.metrics, loaded.runs, BASE, NEW)
+    return {table.name: table for table in headline.headlines(
+        judged, measured_fits(overhead_reads(campaign, loaded.runs)), BASE, NEW)}
+
+
+def report_text(campaign, name="index.html"):
+    return (campaign / "report" / name).read_text()
+
+
+def test_the_page_opens_with_the_provenance_line_and_the_three_tables_and_collapses_the_rest(campaign):
+    page = report_text(campaign)
+    line = re.search(r'<p class="line">(.*?)</p>', page).group(1)
+    assert "kernel_id b0b0b0b0b0b0b0b0" in line and "kernel_id f00df00df00df00d" in line
+    assert "accelerator tcg 31" in line and "timing realtime 31" in line and "<strong>These runs used TCG" in line
+    places = [page.index(mark) for mark in ('class="line"', '<table id="sys-time"', '<table id="memory-overhead"',
+                                             '<table id="swapoff"', "<h2>Notes</h2>", "<details>")]
+    assert places == sorted(places)
+    after_notes = page[page.index("<h2>Notes</h2>"):]
+    assert after_notes.count("<h2>") == after_notes.count("<details><summary><h2>") + 1
+
+
+def test_sys_time_rows_say_ours_and_v3s_in_words(tables):
+    table = tables["sys-time"]
+    rows = table.table.set_index("kernel-build through")
+    zswap, disk = rows.loc["zswap"], rows.loc["disk"]
+    assert zswap["outcome"] == verdicts.POSSIBLE_IMPROVEMENT and disk["outcome"] == verdicts.REGRESSION
+    assert zswap["v3"] == "0.987 (683.7 → 675.14 s)" and disk["v3"] == "0.995 (489.88 → 487.36 s)"
+    assert re.fullmatch(r"vswap spends 0\.\d % less sys on kernel-build through zswap with a device "
+                        r"\[-0\.\d, -0\.\d\]; v3 reported -1\.25 %: same direction, smaller", zswap["in words"])
+    assert re.fullmatch(r"vswap spends [78]\.\d % more sys on kernel-build through a swap device \[\+\d\.\d, \+\d+\.\d\]; "
+                        r"v3 reported -0\.51 %: opposite direction", disk["in words"])
+    assert dict(zip(table.table["kernel-build through"], table.tones)) == {"zswap": "slightly-better", "disk": "worse"}
+
+
+def test_swapoff_rows_are_the_largest_size_beside_v3s_11_48_to_9_96(tables):
+    rows = tables["swapoff"].table.set_index("swapoff")
+    assert list(rows.index) == ["sys, disk, SIZE_MB=128, SPARSE_MB=0", "wall, disk, SIZE_MB=128, SPARSE_MB=0"]
+    sys, wall = rows.iloc[0], rows.iloc[1]
+    assert sys["v3"] == "0.868 (11.48 → 9.96 s)" and wall["v3"] == "0.458 (25.54 → 11.69 s, RFC v1)"
+    assert sys["outcome"] == wall["outcome"] == verdicts.IMPROVEMENT
+    assert re.fullmatch(r"vswap spends 1[23]\.\d % less sys swapping off 128 MiB through a swap device "
+                        r"\[-\d+\.\d, -\d+\.\d\]; v3 reported -13\.24 %: same direction, about the same size",
+                        sys["in words"])
+    assert wall["in words"].startswith("vswap takes 4") and "less wall time" in wall["in words"]
+
+
+def test_memory_rows_set_v3s_table_and_its_bytes_beside_ours(tables):
+    table = tables["memory-overhead"]
+    rows = table.table.set_index("kernel, backend")
+    assert list(rows.index) == ["baseline, disk", "vswap, disk", "baseline, zswap", "vswap, zswap", "vswap, zswap-only"]
+    v3_columns = ("v3 B/slot, B/entry", "v3 MB at 0/25/50/75/100 %")
+    assert tuple(rows.loc["baseline, disk", list(v3_columns)]) == ("3.125, 8", "25 / 41 / 57 / 73 / 89")
+    assert tuple(rows.loc["vswap, disk", list(v3_columns)]) == ("0.25, 32.125", "2 / 66.25 / 130.5 / 194.75 / 259")
+    assert tuple(rows.loc["baseline, zswap", list(v3_columns)]) == ("3.125, 16", "25 / 57 / 89 / 121 / 153")
+    # v3's zswap scenario is vswap with no device: our zswap-only; v3 has no vswap with a device under zswap.
+    assert tuple(rows.loc["vswap, zswap-only", list(v3_columns)]) == ("0, 24.125", "0 / 48.25 / 96.5 / 144.75 / 193")
+    assert tuple(rows.loc["vswap, zswap", list(v3_columns)]) == ("–", "–")
+    assert rows.loc["vswap, zswap-only", "B/slot [95 % CI]"] == "0 (no device)"
+    assert rows.loc["vswap, disk", "v3"] == f"{130.5 / 57:.3f}" and rows.loc["vswap, zswap-only", "v3"] == f"{96.5 / 89:.3f}"
+    # The fixture's kernels cost what their built model says: our ratio at 50 % is the model's.
+    slots, entries = swap_slots(32 * GIB), entries_at(50, 32 * GIB)
+    model = {kernel: (design_for_kernel(kernel).static_bytes_per_slot("disk") * slots
+                      + design_for_kernel(kernel).bytes_per_entry("disk", shadows=False) * entries) / MIB
+             for kernel in (BASE, NEW)}
+    ours = float(rows.loc["vswap, disk", "vswap/baseline at 50 % [95 % CI]"].split()[0])
+    assert ours == pytest.approx(model[NEW] / model[BASE], rel=0.05)
+    assert rows.loc["vswap, disk", "outcome"] == headline.COSTS_MORE
+    assert rows.loc["vswap, disk", "in words"].startswith("at 50 % of 32 GiB vswap's swap metadata through a swap "
+                                                          "device is ")
+    assert rows.loc["vswap, disk", "in words"].endswith("v3 reported 2.29 times: same direction, larger")
+    assert [tone for tone in table.tones] == ["", "worse", "", "worse", "worse"]
+
+
+def test_the_geometric_mean_is_of_the_time_rows_ratios(campaign, tables):
+    ratios = [ours for name in ("sys-time", "swapoff") for ours, _ in tables[name].ratios]
+    v3 = [theirs for name in ("sys-time", "swapoff") for _, theirs in tables[name].ratios]
+    expected = math.exp(sum(map(math.log, ratios)) / 4)
+    assert f"Geometric mean of the 4 time ratios below (vswap/baseline, the sys-time and swapoff rows; below 1 vswap " \
+           f"spends less time): {expected:.3f}; v3's of the same rows: " \
+           f"{math.exp(sum(map(math.log, v3)) / 4):.3f}." in report_text(campaign, "report.md")
+
+
+def test_the_notes_say_each_printed_figure_that_is_not_its_own_arithmetic_once(campaign):
+    page = report_text(campaign)
+    for computed in ("is -1.25 % by its own means (683.7 → 675.14 s)", "is +143.04 % by its own means",
+                     "is +4.61 % by its own means (435.6 → 455.7 s)"):
+        assert page.count(computed) == 1, computed
+    assert "by its own means (109.6" not in page  # +8.3 % is what it printed
+
+
+def test_no_nan_shown_anywhere(campaign):
+    for name in ("index.html", "report.md"):
+        text = report_text(campaign, name)
+        shown = re.search(r".{0,80}(\b[Nn][Aa][Nn]\b|\bNone\b).{0,80}", text)
+        assert not shown, (name, shown.group(0))
+
+
+@pytest.mark.parametrize("writer, present, lacking", [
+    (write_kernel_builds, "sys-time", {"memory-overhead": "overhead", "swapoff": "swapoff"}),
+    (write_overheads, "memory-overhead", {"sys-time": "precise", "swapoff": "swapoff"}),
+])
+def test_a_table_the_campaign_lacks_is_a_line_naming_the_campaign_that_gives_it(tmp_path, writer, present, lacking):
+    campaign = tmp_path / "part"
+    writer(campaign)
+    assert main(["report", str(campaign), "--index", str(tmp_path / "index.sqlite")]) == 0
+    page = report_text(campaign)
+    assert f'<table id="{present}">' in page
+    for name, source in lacking.items():
+        line = re.search(rf'<p id="{name}">(.*?)</p>', page)
+        assert line and f"the {source} campaign gives it (./run.sh {source})" in line.group(1), name
+        assert f'<table id="{name}"' not in page
+    assert not re.search(r"\bnan\b", page + report_text(campaign, "report.md"), re.IGNORECASE)
+
+
+@pytest.mark.parametrize("ratio, low, high, v3, words", [
+    (0.997, 0.996, 0.998, 0.9875, "same direction, smaller"),
+    (0.97, 0.96, 0.98, 0.9875, "same direction, larger"),
+    (0.99, 0.98, 0.995, 0.9875, "same direction, about the same size"),
+    (1.08, 1.05, 1.10, 0.995, "opposite direction"),
+    (1.0, 0.98, 1.02, 0.995, "our interval holds no change and v3's too"),
+    (1.0, 0.995, 1.005, 0.9875, "our interval holds no change and not v3's"),
+    (0.99, float("nan"), float("nan"), 0.9875, "ours has no interval to hold against it"),
+])
+def test_against_v3_in_words(ratio, low, high, v3, words):
+    assert headline.against_v3(ratio, low, high, v3) == words
