@@ -64,13 +64,9 @@ class Headline:
                f"(./run.sh {self.campaign})."
 
 
-def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
 def against_v3(ratio: float, low: float, high: float, v3: float) -> str:
     """How our ratio and its interval stand to v3's ratio, in words."""
-    if _missing(low):
+    if fmt.missing(low):
         return "ours has no interval to hold against it"
     if low <= 1 <= high:
         return "our interval holds no change and " + ("v3's too" if low <= v3 <= high else "not v3's")
@@ -84,28 +80,28 @@ def against_v3(ratio: float, low: float, high: float, v3: float) -> str:
 def _decimals(low: float, high: float) -> int:
     """Decimals of a percent change that tell its interval's ends apart."""
     half_width = 50 * (high - low)
-    return 1 if _missing(half_width) or half_width <= 0 else min(3, max(1, -math.floor(math.log10(half_width))))
+    return 1 if fmt.missing(half_width) or half_width <= 0 else min(3, max(1, -math.floor(math.log10(half_width))))
 
 
 def time_sentence(row, word: str, what: str, v3: float, new: str) -> str:
     """'vswap spends 0.3 % less sys on kernel-build through zswap with a device [-0.4, -0.2]; v3 reported
     -1.25 %: same direction, smaller'."""
-    if _missing(row.ratio):
+    if fmt.missing(row.ratio):
         return row.reason
     verb, noun = TIME_WORDS[word]
     change, digits = 100 * (row.ratio - 1), _decimals(row.ci_low, row.ci_high)
     text = f"{new} {verb} {abs(change):.{digits}f} % {'less' if change < 0 else 'more'} {noun} {what}"
-    if _missing(row.ci_low):
+    if fmt.missing(row.ci_low):
         text += f" (no interval: fewer than {verdicts.MIN_REPETITIONS} runs a side)"
     else:
         text += f" [{100 * (row.ci_low - 1):+.{digits}f}, {100 * (row.ci_high - 1):+.{digits}f}]"
-    if not _missing(v3):
+    if not fmt.missing(v3):
         text += f"; v3 reported {100 * (v3 - 1):+.2f} %: {against_v3(row.ratio, row.ci_low, row.ci_high, v3)}"
     return text
 
 
 def _mean_sd_n(mean, sd, n) -> str:
-    return fmt.MISSING if _missing(mean) else f"{fmt.mean_sd(mean, sd)} (n={n:.0f})"
+    return fmt.MISSING if fmt.missing(mean) else f"{fmt.mean_sd(mean, sd)} (n={n:.0f})"
 
 
 def _published_text(published) -> str:
@@ -204,14 +200,8 @@ def _scaled(scaled: pd.DataFrame, kernel: str, backend: str, what: str) -> pd.Se
     return pd.Series(values, index=rows["usage_percent"].to_numpy(), dtype=float)
 
 
-def _bytes_ci(value: float, low: float, high: float) -> str:
-    if _missing(value):
-        return fmt.MISSING
-    return f"{value:.2f} [no CI]" if _missing(low) else f"{value:.2f} [{low:.2f}, {high:.2f}]"
-
-
-def _usage_list(values) -> str:
-    return " / ".join(fmt.MISSING if _missing(value) else f"{value:.1f}" for value in values)
+def _interval(low: float, high: float) -> str:
+    return "[no CI]" if fmt.missing(low) else f"[{low:.2f}, {high:.2f}]"
 
 
 def _memory_ratio(scaled: pd.DataFrame, base: str, base_backend: str, new: str, backend: str) -> tuple:
@@ -226,6 +216,55 @@ def _memory_ratio(scaled: pd.DataFrame, base: str, base_backend: str, new: str, 
             at[(new, "measured high")] / at[(base, "measured low")])
 
 
+@dataclass
+class _MemoryRow:
+    """One measured kernel and backend of the memory table, with the v3 design and scenario it stands for."""
+    kernel: str
+    backend: str
+    fit: object       # its row of measured_fits
+    design: object    # v3's design of the same kernel (old or vswap)
+    scenario: str     # the cover letter's scenario it is, None for none
+    v3_mib: pd.Series  # v3's printed MiB of that design and scenario, by usage
+
+    @property
+    def where(self) -> str:
+        return BACKEND_PHRASES.get(self.backend, self.backend)
+
+    def v3_bytes(self) -> str:
+        """v3's bytes a slot and an entry, as its accounting has them."""
+        return (f"{self.design.static_bytes_per_slot(self.scenario):g}, {self.design.bytes_per_entry(self.scenario):g}"
+                if self.scenario else fmt.MISSING)
+
+
+def _base_cells(row: _MemoryRow, base: str) -> dict:
+    slot = (f"{fmt.fixed(row.fit.slot_slope, 2)} B a slot, paid at swapon," if row.backend != "zswap-only"
+            else "no device,")
+    v3 = f"; v3's old design {row.v3_bytes()}" if row.scenario else ""
+    return {"outcome": fmt.MISSING,
+            "in words": f"{base} {row.where}: {slot} and {fmt.fixed(row.fit.entry_slope, 2)} B an entry{v3}"}
+
+
+def _new_cells(row: _MemoryRow, scaled: pd.DataFrame, printed: pd.DataFrame, base: str, new: str) -> dict:
+    """NEW's ratio to BASE in the same scenario (the baseline's zswap for vswap's zswap-only, as v3 has it),
+    v3's, the outcome and the sentence."""
+    base_backend = design_for_kernel(base).backend_for(row.scenario) if row.scenario else row.backend
+    ratio, low, high = _memory_ratio(scaled, base, base_backend, new, row.backend)
+    v3_base = printed[(printed["scenario"] == row.scenario) & (printed["design"] == V3_OLD.key)
+                      & (printed["usage_percent"] == HEADLINE_USAGE)]["mib"]
+    v3 = row.v3_mib.get(HEADLINE_USAGE, np.nan) / v3_base.iloc[0] if len(v3_base) else np.nan
+    if fmt.missing(ratio):
+        return {"outcome": UNDECIDED, "in words": f"{base} has no fit {BACKEND_PHRASES.get(base_backend)}"}
+    words = (f"at {HEADLINE_USAGE} % of {DEFAULT_SWAP_BYTES / GIB:g} GiB {new}'s swap metadata {row.where} is "
+             f"{ratio:.2f} times that of {base} {BACKEND_PHRASES.get(base_backend, base_backend)} "
+             f"{_interval(low, high)}")
+    if not fmt.missing(v3):
+        words += f"; v3 reported {v3:.2f} times: {against_v3(ratio, low, high, v3)}"
+    return {f"{new}/{base} at {HEADLINE_USAGE} % [95 % CI]": fmt.ratio_ci(ratio, low, high),
+            "v3": fmt.fixed(v3, 3),
+            "outcome": UNDECIDED if fmt.missing(low) or low <= 1 <= high else COSTS_MORE if low > 1 else COSTS_LESS,
+            "in words": words}
+
+
 def memory_headline(fits: pd.DataFrame, base: str, new: str) -> Headline:
     headline = Headline("memory-overhead", "Memory overhead", "kernel, backend", "overhead", "no overhead runs",
                         f"Memory overhead: swap metadata a slot and an entry fitted from the overhead workload with "
@@ -235,62 +274,39 @@ def memory_headline(fits: pd.DataFrame, base: str, new: str) -> Headline:
     if fits.empty:
         return headline
     scaled = scaled_table(fits, DEFAULT_SWAP_BYTES)
-    size = f"{DEFAULT_SWAP_BYTES / GIB:g} GiB"
     printed = published_overhead().assign(mib=lambda frame: frame["overhead_mib"].astype(float))
-    v3_designs = {base: V3_OLD, new: V3_VSWAP}
     usages = "/".join(map(str, USAGE_PERCENTS))
-    cells, tones = [], []
+    ratio_column = f"{new}/{base} at {HEADLINE_USAGE} % [95 % CI]"
+    cells = []
     for backend in BUILT_SCENARIOS:
-        for kernel in (base, new):
+        for kernel, design in ((base, V3_OLD), (new, V3_VSWAP)):
             fit = fits[(fits["kernel"] == kernel) & (fits["backend"] == backend)]
             if fit.empty:
                 continue
-            fit = fit.iloc[0]
-            scenario, design = _scenario(kernel, backend), v3_designs[kernel]
-            v3_mib = (printed[(printed["scenario"] == scenario) & (printed["design"] == design.key)]
-                      .set_index("usage_percent")["mib"] if scenario else pd.Series(dtype=float))
-            where = BACKEND_PHRASES.get(backend, backend)
-            has_device = backend != "zswap-only"
-            row = {
+            scenario = _scenario(kernel, backend)
+            v3_mib = printed[(printed["scenario"] == scenario) & (printed["design"] == design.key)]
+            row = _MemoryRow(kernel, backend, fit.iloc[0], design, scenario, v3_mib.set_index("usage_percent")["mib"])
+            cells.append({
                 headline.label: f"{kernel}, {backend}",
-                "B/slot [95 % CI]": _bytes_ci(fit.slot_slope, fit.slot_ci_low, fit.slot_ci_high) if has_device
-                else "0 (no device)",
-                "B/entry [95 % CI]": _bytes_ci(fit.entry_slope, fit.entry_ci_low, fit.entry_ci_high),
-                f"MiB at {usages} % of {size}": _usage_list(_scaled(scaled, kernel, backend, "measured (MiB)")),
-                "v3 B/slot, B/entry": (f"{design.static_bytes_per_slot(scenario):g}, "
-                                       f"{design.bytes_per_entry(scenario):g}" if scenario else fmt.MISSING),
-                f"v3 MB at {usages} %": " / ".join(f"{value:g}" for value in v3_mib) if len(v3_mib) else fmt.MISSING,
-            }
-            if kernel == base:
-                v3_text = (f"; v3's old design {design.static_bytes_per_slot(scenario):g} and "
-                           f"{design.bytes_per_entry(scenario):g}" if scenario else "")
-                slot = f"{fit.slot_slope:.2f} B a slot, paid at swapon," if has_device else "no device,"
-                row |= {f"{new}/{base} at {HEADLINE_USAGE} % [95 % CI]": fmt.MISSING, "v3": fmt.MISSING,
-                        "outcome": fmt.MISSING,
-                        "in words": f"{base} {where}: {slot} and {fit.entry_slope:.2f} B an entry{v3_text}"}
-                tones.append("")
-            else:
-                base_backend = design_for_kernel(base).backend_for(scenario) if scenario else backend
-                ratio, low, high = _memory_ratio(scaled, base, base_backend, new, backend)
-                v3_base = printed[(printed["scenario"] == scenario) & (printed["design"] == V3_OLD.key)
-                                  & (printed["usage_percent"] == HEADLINE_USAGE)]["mib"]
-                v3 = v3_mib.get(HEADLINE_USAGE, np.nan) / v3_base.iloc[0] if len(v3_base) else np.nan
-                outcome = (UNDECIDED if _missing(low) or low <= 1 <= high else COSTS_MORE if low > 1 else COSTS_LESS)
-                words = (f"at {HEADLINE_USAGE} % of {size} {new}'s swap metadata {where} is {ratio:.2f} times "
-                         f"that of {base} {BACKEND_PHRASES.get(base_backend, base_backend)} [{low:.2f}, {high:.2f}]"
-                         if not _missing(ratio) else f"{base} has no fit {BACKEND_PHRASES.get(base_backend)}")
-                if not _missing(v3) and not _missing(ratio):
-                    words += f"; v3 reported {v3:.2f} times: {against_v3(ratio, low, high, v3)}"
-                row |= {f"{new}/{base} at {HEADLINE_USAGE} % [95 % CI]": fmt.ratio_ci(ratio, low, high) or fmt.MISSING,
-                        "v3": fmt.MISSING if _missing(v3) else f"{v3:.3f}", "outcome": outcome, "in words": words}
-                tones.append(MEMORY_TONES[outcome])
-            cells.append(row)
-    headline.table, headline.tones = pd.DataFrame(cells), tones
+                "B/slot [95 % CI]": (f"{fmt.fixed(row.fit.slot_slope, 2)} "
+                                     f"{_interval(row.fit.slot_ci_low, row.fit.slot_ci_high)}"
+                                     if backend != "zswap-only" else "0 (no device)"),
+                "B/entry [95 % CI]": f"{fmt.fixed(row.fit.entry_slope, 2)} "
+                                     f"{_interval(row.fit.entry_ci_low, row.fit.entry_ci_high)}",
+                f"MiB at {usages} % of {DEFAULT_SWAP_BYTES / GIB:g} GiB": " / ".join(
+                    fmt.fixed(value, 1) for value in _scaled(scaled, kernel, backend, "measured (MiB)")),
+                "v3 B/slot, B/entry": row.v3_bytes(),
+                f"v3 MB at {usages} %": " / ".join(f"{value:g}" for value in row.v3_mib) or fmt.MISSING,
+                ratio_column: fmt.MISSING, "v3": fmt.MISSING,
+                **(_base_cells(row, base) if kernel == base else _new_cells(row, scaled, printed, base, new)),
+            })
+    headline.table = pd.DataFrame(cells)
+    headline.tones = [MEMORY_TONES.get(outcome, "") for outcome in headline.table["outcome"]]
     return headline
 
 
 def geometric_mean(values) -> float:
-    values = [value for value in values if not _missing(value) and value > 0]
+    values = [value for value in values if not fmt.missing(value) and value > 0]
     return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
 
 

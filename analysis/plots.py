@@ -73,8 +73,8 @@ def repetition_plots(metrics: pd.DataFrame, out_dir: Path, metric_names=("real",
         axes.set_xticks(range(len(groups)), [f"{shown}\n{backend}\n{kernel}\nn={len(g)}".lstrip()
                                              for (shown, backend, kernel), g in groups])
         axes.set_ylabel(f"{metric} ({data['unit'].iloc[0]}), {better(data['higher_is_better'].iloc[0])}")
-        role = ", the verdict's headline" if is_headline(workload, metric) else ""
-        axes.set_title(f"{workload}: {metric}{role}, every repetition")
+        role = "the verdict's headline, " if is_headline(workload, metric) else ""
+        axes.set_title(f"{workload}: {metric}\n{role}every repetition", fontsize="medium")
         paths.append(_save(figure, out_dir / f"reps-{_slug(workload)}-{_slug(metric)}.png"))
     return paths
 
@@ -87,7 +87,7 @@ def forest_plot(table: pd.DataFrame, out_dir: Path, base: str, new: str) -> list
     labels = (table["workload"] + params + " " + table["backend"] + " " + table["metric"]
               + " (" + table["accelerator"] + ")")
     y = np.arange(len(table))[::-1]
-    figure, axes = plt.subplots(figsize=(7, 1 + 0.45 * len(table)))
+    figure, axes = plt.subplots(figsize=(9, 1.3 + 0.45 * len(table)))
     # A row without an interval (one repetition) is drawn as a bare point.
     errors = np.vstack([table["ratio"] - table["ci_low"], table["ci_high"] - table["ratio"]])
     errors = np.nan_to_num(errors, nan=0.0)
@@ -97,9 +97,8 @@ def forest_plot(table: pd.DataFrame, out_dir: Path, base: str, new: str) -> list
                      label="v3 cover letter (6.19)")
     axes.axvline(1.0, color="grey", linestyle="--", linewidth=1)
     axes.set_yticks(y, labels)
-    axes.set_xlabel(f"{new} / {base} (1.0 = no change; below 1 {new} takes less time: better)")
-    axes.set_title(f"real and sys, {new}/{base}; the sys rows decide the first screen's sys-time table",
-                   fontsize="medium")
+    axes.set_xlabel(f"{new}/{base}: below 1 {new} takes less time (better)")
+    axes.set_title(f"{new}/{base} of real and sys; the sys rows decide the sys-time table", fontsize="medium")
     axes.legend(loc="best", fontsize="small")
     return [_save(figure, out_dir / "forest-ratios.png")]
 

@@ -14,7 +14,7 @@ STYLE = ("""body{font-family:sans-serif;max-width:1400px;margin:0 auto;padding:0
 h1{font-size:1.35em;margin:.4em 0 .2em}h2{font-size:1.15em;margin:.7em 0 .3em}summary h2{display:inline}
 details{margin:.4em 0}p{margin:.3em 0}
 table{border-collapse:collapse;font-size:13px;margin:.3em 0 .9em}td,th{border:1px solid #ccc;padding:2px 5px}
-th{background:#eee}caption{text-align:left;font-weight:bold;padding:2px 0}details td{overflow-wrap:anywhere}
+th{background:#eee}caption{text-align:left;font-weight:bold;padding:2px 0}
 .warning{background:#fdd;border:2px solid #c00;padding:.6em;font-weight:bold}
 .line{font-size:13px}.line strong{color:#a00}
 img{max-width:100%}figcaption{font-size:13px;color:#444}"""

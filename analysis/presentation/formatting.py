@@ -3,13 +3,15 @@ import math
 
 MISSING = "–"  # an en dash: where a table has no number to show
 
-def _missing(*values) -> bool:
+
+def missing(*values) -> bool:
+    """Any of VALUES none or NaN."""
     return any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values)
 
 
 def significant(value: float, digits: int = 4) -> str:
     """A measurement with `digits` significant figures, without scientific notation for ordinary sizes."""
-    if _missing(value):
+    if missing(value):
         return ""
     if value == 0:
         return "0"
@@ -19,39 +21,39 @@ def significant(value: float, digits: int = 4) -> str:
 
 def fixed(value: float, digits: int) -> str:
     """VALUE to DIGITS decimals, MISSING for none."""
-    return MISSING if _missing(value) else f"{value:.{digits}f}"
+    return MISSING if missing(value) else f"{value:.{digits}f}"
 
 
 def mean_sd(mean: float, sd: float) -> str:
-    return significant(mean) if _missing(sd) else f"{significant(mean)} ± {significant(sd, 2)}"
+    return significant(mean) if missing(sd) else f"{significant(mean)} ± {significant(sd, 2)}"
 
 
 def mean_sd_percent(mean: float, sd: float) -> str:
     """mmtests style: mean and stdev as a percentage of the mean."""
-    if _missing(sd) or not mean:
+    if missing(sd) or not mean:
         return significant(mean)
     return f"{significant(mean)} ±{100 * sd / abs(mean):.1f}%"
 
 
 def percent_change(ratio: float) -> str:
-    return "" if _missing(ratio) else f"{100 * (ratio - 1):+.2f}%"
+    return "" if missing(ratio) else f"{100 * (ratio - 1):+.2f}%"
 
 
 def ratio_ci(ratio: float, low: float, high: float) -> str:
-    if _missing(ratio):
+    if missing(ratio):
         return ""
-    return f"{ratio:.3f} [no CI]" if _missing(low) else f"{ratio:.3f} [{low:.3f}, {high:.3f}]"
+    return f"{ratio:.3f} [no CI]" if missing(low) else f"{ratio:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def percent_change_ci(ratio: float, low: float, high: float) -> str:
-    if _missing(ratio):
+    if missing(ratio):
         return ""
-    if _missing(low):
+    if missing(low):
         return f"{percent_change(ratio)} [no CI]"
     return f"{percent_change(ratio)} [{percent_change(low)}, {percent_change(high)}]"
 
 
 def p_value(p: float) -> str:
-    if _missing(p):
+    if missing(p):
         return ""
     return "<0.001" if p < 0.001 else f"{p:.3f}"

@@ -1,7 +1,12 @@
 """Render a display DataFrame (all cells already strings) as plain text, Markdown or HTML."""
 import html
+import re
 
 import pandas as pd
+
+# Where a long name (a metric, a parameter list) may break across lines in HTML, so that a table of them fits
+# the page: after _ = , / and a dot before a letter; never inside a number.
+BREAK_AFTER = re.compile(r"([_=,/]|\.(?=[A-Za-z]))")
 
 
 def _cells(frame: pd.DataFrame) -> list[list[str]]:
@@ -23,14 +28,18 @@ def markdown_table(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _html_cell(cell: str) -> str:
+    return BREAK_AFTER.sub(r"\1<wbr>", html.escape(cell))
+
+
 def html_table(frame: pd.DataFrame, caption: str = "", name: str = "", tones: list = None) -> str:
     """TONES: a CSS class per row (document.TONE_COLOURS), "" for none."""
     rows = _cells(frame)
     tones = tones or [""] * (len(rows) - 1)
     table_id = f' id="{html.escape(name)}"' if name else ""
     head = f"<caption>{html.escape(caption)}</caption>\n" if caption else ""
-    header = "".join(f"<th>{html.escape(cell)}</th>" for cell in rows[0])
+    header = "".join(f"<th>{_html_cell(cell)}</th>" for cell in rows[0])
     body = "\n".join((f'<tr class="{tone}">' if tone else "<tr>")
-                     + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
+                     + "".join(f"<td>{_html_cell(cell)}</td>" for cell in row) + "</tr>"
                      for row, tone in zip(rows[1:], tones))
     return f"<table{table_id}>\n{head}<thead><tr>{header}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"

@@ -33,8 +33,9 @@ def write_swapoffs(campaign: Path):
     for kernel, (sys_per_mib, wall_per_mib) in SWAPOFF_SECONDS_PER_MIB.items():
         for size in SWAPOFF_SIZES_MB:
             walls = noisy(wall_per_mib * size, 3, 0.01, size)
+            # A run's folder is named by its repetition, not its parameters: each size numbers its own.
             for repetition, (wall_s, sys_s) in enumerate(zip(walls, noisy(sys_per_mib * size, 3, 0.01, size + 1)),
-                                                         start=1):
+                                                         start=size + 1):
                 output = copy.deepcopy(OUTPUTS["swapoff"])
                 output["anon"]["mib"] = size
                 output["swapoff"] |= {"wall_s": wall_s, "sys_s": sys_s}

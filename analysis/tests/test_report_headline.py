@@ -38,7 +38,9 @@ def test_the_page_opens_with_the_provenance_line_and_the_three_tables_and_collap
     page = report_text(campaign)
     line = re.search(r'<p class="line">(.*?)</p>', page).group(1)
     assert "kernel_id b0b0b0b0b0b0b0b0" in line and "kernel_id f00df00df00df00d" in line
-    assert "accelerator tcg 31" in line and "timing realtime 31" in line and "<strong>These runs used TCG" in line
+    runs = 2 * 2 * 5 + 2 * 2 * 3 + 5  # kernel builds, swapoffs, overheads
+    assert f"{runs} runs, accelerator tcg {runs}, timing realtime {runs}." in line
+    assert "<strong>These runs used TCG" in line
     places = [page.index(mark) for mark in ('class="line"', '<table id="sys-time"', '<table id="memory-overhead"',
                                              '<table id="swapoff"', "<h2>Notes</h2>", "<details>")]
     assert places == sorted(places)
@@ -150,3 +152,10 @@ def test_a_table_the_campaign_lacks_is_a_line_naming_the_campaign_that_gives_it(
 ])
 def test_against_v3_in_words(ratio, low, high, v3, words):
     assert headline.against_v3(ratio, low, high, v3) == words
+
+
+def test_every_repetition_is_plotted_for_the_metric_each_verdict_decides_by(campaign):
+    plots = {path.name for path in (campaign / "report").glob("reps-*.png")}
+    # kernel-build's headline is cpu, swapoff's its wall time; the overhead workload's has no direction.
+    assert {"reps-kernel-build-cpu.png", "reps-swapoff-output.swapoff.wall_s.png"} <= plots
+    assert not any("static_bytes" in name for name in plots)
