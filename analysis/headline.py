@@ -147,7 +147,8 @@ def _labels(rows: pd.DataFrame) -> list:
 
 
 def sys_time_headline(judged: pd.DataFrame, base: str, new: str) -> Headline:
-    headline = Headline("sys-time", "Sys time", "kernel-build through", "precise", f"no kernel-build runs of both {base} and {new}",
+    headline = Headline("sys-time", "Sys time", "kernel-build through", "precise",
+                        f"no kernel-build runs of both {base} and {new}",
                         "Sys time: kernel-build, the cgroup's system time (v3: 52 CPUs, memory.max=3G, 6.19)")
     rows = judged[(judged["workload"] == PUBLISHED_WORKLOAD) & (judged["metric"] == "sys")] if len(judged) else judged
     if rows.empty:
@@ -269,8 +270,8 @@ def memory_headline(fits: pd.DataFrame, base: str, new: str) -> Headline:
     headline = Headline("memory-overhead", "Memory overhead", "kernel, backend", "overhead", "no overhead runs",
                         f"Memory overhead: swap metadata a slot and an entry fitted from the overhead workload with "
                         f"95 % intervals, scaled to the cover letter's 32 GiB, beside v3's accounting as printed; "
-                        f"{new}/{base} at {HEADLINE_USAGE} % full, its interval the quotient of the fits' interval ends "
-                        f"(lower is better)")
+                        f"{new}/{base} at {HEADLINE_USAGE} % full, its interval the quotient of the fits' interval "
+                        f"ends (lower is better)")
     if fits.empty:
         return headline
     scaled = scaled_table(fits, DEFAULT_SWAP_BYTES)

@@ -47,7 +47,7 @@ def _started(campaign: Campaign) -> pd.DataFrame:
     return campaign.runs[campaign.runs["kernel"] != ""]
 
 
-def _series(record: dict) -> str:
+def kernel_series(record: dict) -> str:
     """' + N patches to the last one's name' of a kernel.json, '' without patches."""
     patches = record.get("patches", [])
     return f" + {len(patches)} patches to {patches[-1].partition(':')[0].removesuffix('.patch')}" if patches else ""
@@ -60,13 +60,15 @@ def provenance_line(campaign: Campaign) -> Section:
     if runs.empty:
         section.line(f"Campaign {campaign.path}: no run has started yet.")
         return section
-    kernels = "; ".join(
-        f"{kernel} {campaign.kernels.get(kernel, {}).get('base_version', '?')}{_series(campaign.kernels.get(kernel, {}))}"
-        f" (kernel_id {', '.join(sorted(ids))})" for kernel, ids in runs.groupby("kernel")["kernel_id"].unique().items())
+    kernels = []
+    for kernel, ids in runs.groupby("kernel")["kernel_id"].unique().items():
+        record = campaign.kernels.get(kernel, {})
+        kernels.append(f"{kernel} {record.get('base_version', '?')}{kernel_series(record)} "
+                       f"(kernel_id {', '.join(sorted(ids))})")
     counted = {column: ", ".join(f"{value} {n}" for value, n in runs[column].value_counts().items())
                for column in ("accelerator", "timing_mode")}
-    section.line(f"{campaign.name}: {kernels}. {len(runs)} runs, accelerator {counted['accelerator']}, timing "
-                 f"{counted['timing_mode']}.", time_caveat(runs, detail=False))
+    section.line(f"{campaign.name}: {'; '.join(kernels)}. {len(runs)} runs, accelerator "
+                 f"{counted['accelerator']}, timing {counted['timing_mode']}.", time_caveat(runs, detail=False))
     return section
 
 
@@ -267,7 +269,8 @@ def _scaled_display(scaled: pd.DataFrame) -> pd.DataFrame:
                 if values is None or values.isna().all():
                     continue
                 rows.append({"backend": backend, "kernel": name, "MiB": label}
-                            | {f"{usage} %": fmt.fixed(value, 1) for usage, value in zip(group["usage_percent"], values)})
+                            | {f"{usage} %": fmt.fixed(value, 1)
+                               for usage, value in zip(group["usage_percent"], values)})
     return pd.DataFrame(rows)
 
 

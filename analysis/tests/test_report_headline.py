@@ -10,6 +10,7 @@ from analysis.cli import main
 from analysis.loader import load_campaign
 from analysis.overhead_measured import measured_fits, overhead_reads
 from analysis.overhead_model import GIB, MIB, design_for_kernel, entries_at, swap_slots
+from analysis.report import kernel_series
 from analysis.tests.full_campaign import write_full_campaign, write_kernel_builds, write_overheads
 
 BASE, NEW = "baseline", "vswap"
@@ -56,7 +57,8 @@ def test_sys_time_rows_say_ours_and_v3s_in_words(tables):
     assert zswap["v3"] == "0.987 (683.7 → 675.14 s)" and disk["v3"] == "0.995 (489.88 → 487.36 s)"
     assert re.fullmatch(r"vswap spends 0\.\d % less sys on kernel-build through zswap with a device "
                         r"\[-0\.\d, -0\.\d\]; v3 reported -1\.25 %: same direction, smaller", zswap["in words"])
-    assert re.fullmatch(r"vswap spends [78]\.\d % more sys on kernel-build through a swap device \[\+\d\.\d, \+\d+\.\d\]; "
+    assert re.fullmatch(r"vswap spends [78]\.\d % more sys on kernel-build through a swap device "
+                        r"\[\+\d\.\d, \+\d+\.\d\]; "
                         r"v3 reported -0\.51 %: opposite direction", disk["in words"])
     assert dict(zip(table.table["kernel-build through"], table.tones)) == {"zswap": "slightly-better", "disk": "worse"}
 
@@ -85,7 +87,8 @@ def test_memory_rows_set_v3s_table_and_its_bytes_beside_ours(tables):
     assert tuple(rows.loc["vswap, zswap-only", list(v3_columns)]) == ("0, 24.125", "0 / 48.25 / 96.5 / 144.75 / 193")
     assert tuple(rows.loc["vswap, zswap", list(v3_columns)]) == ("–", "–")
     assert rows.loc["vswap, zswap-only", "B/slot [95 % CI]"] == "0 (no device)"
-    assert rows.loc["vswap, disk", "v3"] == f"{130.5 / 57:.3f}" and rows.loc["vswap, zswap-only", "v3"] == f"{96.5 / 89:.3f}"
+    assert rows.loc["vswap, disk", "v3"] == f"{130.5 / 57:.3f}"
+    assert rows.loc["vswap, zswap-only", "v3"] == f"{96.5 / 89:.3f}"
     # The fixture's kernels cost what their built model says: our ratio at 50 % is the model's.
     slots, entries = swap_slots(32 * GIB), entries_at(50, 32 * GIB)
     model = {kernel: (design_for_kernel(kernel).static_bytes_per_slot("disk") * slots
@@ -159,3 +162,9 @@ def test_every_repetition_is_plotted_for_the_metric_each_verdict_decides_by(camp
     # kernel-build's headline is cpu, swapoff's its wall time; the overhead workload's has no direction.
     assert {"reps-kernel-build-cpu.png", "reps-swapoff-output.swapoff.wall_s.png"} <= plots
     assert not any("static_bytes" in name for name in plots)
+
+
+def test_the_provenance_line_names_the_series_by_its_patches():
+    patches = ["0001-mm-swap-decouple.patch:1f2e", "0062-mm-vswap-bounded-scan.patch:9a8b"]
+    assert kernel_series({"patches": patches}) == " + 2 patches to 0062-mm-vswap-bounded-scan"
+    assert kernel_series({"patches": []}) == ""
