@@ -57,7 +57,7 @@ expect_fail "unknown workload is refused" "workload='nope' is not a workload" \
 	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" workload=nope
 expect_fail "bad timing mode is refused" "timing='fast' must be one of: realtime icount" \
 	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" timing=fast
-expect_fail "a timeout too short to boot is refused" "timeout='20' must be a whole number at least 90" \
+expect_fail "a timeout too short to boot is refused" "timeout='20' must be a whole number from 90" \
 	"$top/harness/plan.sh" "$tmp/abba.conf" "$tmp/c3" timeout=20
 expect_fail "missing campaign is refused" "no campaign 'nosuch'" "$top/run.sh" nosuch --dry-run
 expect_fail "unknown pressure is refused" "pressure='local' must be one of: cgroup global" \
