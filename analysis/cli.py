@@ -25,7 +25,8 @@ GATE_HELP = ("Judge the kernel under test (--test) against the control (--contro
              "the drift control), on each workload's headline metrics; record the outcome, and accept CAMPAIGN as "
              "the next base when it passes or improves. Exit status: 0 pass (no change; a possible regression "
              "also passes, unaccepted, unless --fail-on-possible-regression), 1 regression, 3 inconclusive (the "
-             "output says about how many runs a side would decide it), 4 improvement, 2 usage or internal error.")
+             "output says about how many runs a side would decide it; a campaign with planned runs that did not "
+             "run or did not end is inconclusive at best), 4 improvement, 2 usage or internal error.")
 LAST_GATES = 10  # history --gates without a number
 
 
@@ -205,6 +206,8 @@ def run_gate(args) -> int:
 def print_gate(args, campaign, base, decision, index: Path):
     accepted = "accepted as the next base" if decision.accepted else "not accepted as a base"
     print(f"gate: {decision.outcome} (exit status {decision.exit_status}); {campaign.name} {accepted} in {index}")
+    if decision.incomplete:
+        print(decision.incomplete)
     print(f"within {campaign.name}, {args.test} against {args.control}: "
           + verdicts.summary_line(decision.within, args.fail_on_possible_regression))
     if base is None:

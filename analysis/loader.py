@@ -184,7 +184,7 @@ class _RunReader:
             self.report(run_dir.name, schema.RESULT_FILE, f"malformed ({type(error).__name__}: {error}); no metrics")
             rows = None
         if rows is None:
-            record["status"] = "done-unreadable-result"
+            record["status"] = schema.STATUS_UNREADABLE_RESULT
             return record, []
         missing = [metric for metric in schema.TIME_METRICS if metric not in {row.metric for row in rows}]
         if missing:
@@ -223,7 +223,8 @@ def _planned_ids(plan: dict, reader: _RunReader) -> list[str]:
 
 
 def _not_started(run_id: str) -> dict:
-    return {column: "" for column in RUN_COLUMNS} | {"run_id": run_id, "warmup": False, "status": "not-started"}
+    return {column: "" for column in RUN_COLUMNS} | {"run_id": run_id, "warmup": False,
+                                                   "status": schema.STATUS_NOT_STARTED}
 
 
 def load_campaign(path) -> Campaign:

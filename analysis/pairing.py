@@ -17,8 +17,10 @@ COMPARISON_COLUMNS = [
     "ratio", "ci_low", "ci_high", "p_value", "ci_excludes_one", "few_repetitions", "unit", "higher_is_better",
 ]
 # Statuses that say the kernel (or the workload on it) failed: a crash, a hang, a workload that exited in
-# error. Any other status without data (failed-infra, interrupted, unsupported, an unreadable result,
-# never started) is a lost run: it says nothing about the kernel, but the side it is missing from is short.
+# error. Any other status of a run that started, without data (failed-infra, interrupted, unsupported, an
+# unreadable result, no ending), is a lost run: it says nothing about the kernel, but the side it is missing
+# from is short. A planned run that never started has no kernel or configuration to be counted under: the
+# gate judges its campaign incomplete (gate.py).
 FAILED_STATUSES = frozenset({"failed-workload", "kernel-crash", "timeout"})
 # The accelerator is only known once the runner has probed KVM: a run lost before that has "unknown", so
 # run outcomes are paired without it (the metrics, from finished runs, are paired with it).
@@ -114,7 +116,7 @@ def _status_counts(statuses: pd.Series) -> dict:
 
 def pair_runs(runs: pd.DataFrame, side_column: str, base: str, new: str, match_columns) -> pd.DataFrame:
     """Per configuration with runs on both sides: the run outcomes of each side (see _status_counts).
-    Warm-ups and planned runs not started (no kernel yet) are left out."""
+    Warm-ups and planned runs not started (no kernel yet; see FAILED_STATUSES) are left out."""
     keys = run_match_columns(match_columns)
     placed = runs[(runs["kernel"] != "") & ~runs["warmup"].fillna(False).astype(bool)]
     rows = []

@@ -11,6 +11,10 @@ SUPPORTED_SCHEMAS = frozenset({1})
 # Statuses the runner writes; anything else is reported as unknown rather than treated as a failure.
 STATUS_DONE = Status.DONE.value
 KNOWN_STATUSES = frozenset(status.value for status in Status)
+# The loader's own statuses: a planned run whose runner never wrote its run.json, and a done run whose
+# result.json cannot be used.
+STATUS_NOT_STARTED = "not-started"
+STATUS_UNREADABLE_RESULT = "done-unreadable-result"
 
 # Per-run files the loader reads. serial.log, reproduce.sh and workload-output.json are not needed:
 # the workload's output is embedded in result.json.

@@ -15,6 +15,7 @@ from analysis.cli import main
 from analysis.plots import campaign_positions
 from analysis.stats import benjamini_hochberg
 from analysis.tests.synthetic import samples, write_campaign, write_run
+from vswap_bench import record
 
 TOP = Path(__file__).resolve().parents[2]
 CI_SCRIPT = TOP / "ci" / "regression-gate.sh"
@@ -264,3 +265,37 @@ def test_compare_into_a_closed_pipe_exits_quietly(tmp_path):
     process.stdout.close()  # before Python has started: its first write finds no reader
     assert process.wait(timeout=300) == ERROR
     assert process.stderr.read() == b""
+
+
+# A campaign that did not end.
+
+def never_ran(path, run_ids):
+    """PATH with RUN_IDS planned too, each an empty folder: what a campaign stopped before them (^C, or run.sh
+    dying) leaves."""
+    planned = sorted(run.name for run in (path / "runs").iterdir()) + list(run_ids)
+    record.write_json(path / "campaign.json", {"runs": planned})
+    for run_id in run_ids:
+        (path / "runs" / run_id).mkdir()
+    return path
+
+
+def test_a_campaign_with_planned_runs_that_never_started_is_incomplete_and_not_accepted(tmp_path, capsys):
+    # Before: the disk configuration that never ran vanished, and the campaign passed and became the base.
+    missing = [f"kernel-build-disk-{kernel}-r{repetition}" for kernel in ("baseline", "vswap") for repetition in
+               range(1, 6)]
+    new = never_ran(campaign(tmp_path, "stopped"), missing)
+    index = tmp_path / "history.sqlite"
+    assert gate(new, index) == INCONCLUSIVE
+    out = capsys.readouterr().out
+    assert out.startswith("gate: inconclusive (exit status 3)")
+    assert "incomplete: of 25 planned runs, 10 did not run (kernel-build-disk-baseline-r1, " in out, out
+    assert gated(index).loc["stopped", "gate"] == "rejected"
+
+
+def test_a_run_that_started_and_never_ended_makes_the_campaign_incomplete(tmp_path, capsys):
+    # The runner killed outright: status.json still says running.
+    new = campaign(tmp_path, "killed")
+    status = new / "runs" / "kernel-build-zswap-vswap-r5" / "status.json"
+    record.write_json(status, {**record.read_json(status), "status": "running"})
+    assert gate(new, tmp_path / "history.sqlite") == INCONCLUSIVE
+    assert "incomplete: of 15 planned runs, 1 did not end (kernel-build-zswap-vswap-r5)" in capsys.readouterr().out
