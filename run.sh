@@ -11,8 +11,9 @@
 # --shard K/N runs only this host's share K of N (whole configurations); the
 # shares' folders merge into one with /usr/bin/python3 -m vswap_bench merge.
 # Exit 0 when every run is done (or unsupported by its kernel), 1 otherwise,
-# 64 on bad input (nothing touched), 130 when interrupted (the run in
-# progress is stopped and left to --resume).
+# 64 on bad input (nothing touched), 74 when the campaign folder cannot be
+# written, 130 when interrupted (the run in progress is stopped and left to
+# --resume).
 # The body is one brace group, so bash reads the whole file before running
 # any of it: editing run.sh while a campaign runs cannot derail that campaign.
 {
@@ -23,20 +24,24 @@ usage_error() { VB_DIE_CODE=64 die "$@"; }
 # signal stops run.sh with one line once the step in progress has ended.
 trap 'VB_DIE_CODE=130 die "interrupted before any run started; nothing of the campaign ran"' INT TERM HUP
 
-campaign=standard dry_run=0 resume=0 replan=0 overrides=() shard=()
+campaign= dry_run=0 resume=0 replan=0 overrides=() shard=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--dry-run) dry_run=1 ;;
 	--resume) resume=1 ;;
 	--replan) replan=1 ;;
-	--shard) [ $# -ge 2 ] || usage_error "--shard needs K/N"; shard=(--shard "$2"); shift ;;
+	--shard)
+		[ $# -ge 2 ] || usage_error "--shard needs K/N"
+		[ ${#shard[@]} = 0 ] || usage_error "--shard is given twice"
+		shard=(--shard "$2"); shift ;;
 	--help|-h) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) usage_error "unknown option '$1' (--dry-run, --resume, --replan, --shard K/N)" ;;
 	*=*) overrides+=("$1") ;;
-	*) campaign=$1 ;;
+	*) [ -z "$campaign" ] || usage_error "two campaigns, '$campaign' and '$1': one at a time"; campaign=$1 ;;
 	esac
 	shift
 done
+campaign=${campaign:-standard}
 [ $replan = 0 ] || [ $resume = 1 ] || usage_error "--replan goes with --resume (a new campaign is planned anyway)"
 file=$campaign
 [ -f "$file" ] || file=$VB_TOP/campaigns/$campaign.conf
@@ -59,14 +64,15 @@ if [ $dry_run = 0 ]; then
 fi
 
 # A resumed campaign runs the plan its folder holds: the overrides it was
-# planned with, unless the same or others are asked for with --replan.
-if [ $resume = 1 ] && [ -f "$out/campaign.json" ] && [ $replan = 0 ]; then
+# planned with (in any order), unless others are asked for with --replan;
+# --replan without overrides keeps the recorded ones.
+if [ $resume = 1 ] && [ -f "$out/campaign.json" ]; then
 	recorded=$(vswap_bench overrides "$out/campaign.json") ||
-		die "cannot read the plan of $out; '--resume --replan' plans it again"
+		[ $replan = 1 ] || die "cannot read the plan of $out; '--resume --replan' plans it again"
 	if [ ${#overrides[@]} = 0 ]; then
 		[ -z "$recorded" ] || mapfile -t overrides <<<"$recorded"
 		[ ${#overrides[@]} = 0 ] || log "resuming $out with the overrides it was planned with: ${overrides[*]}"
-	elif [ "$(printf '%s\n' "${overrides[@]}")" != "$recorded" ]; then
+	elif [ $replan = 0 ] && [ "$(printf '%s\n' "${overrides[@]}" | sort)" != "$(sort <<<"$recorded")" ]; then
 		usage_error "$out was planned with overrides '$(echo $recorded)', not '${overrides[*]}': resume it with" \
 			"the same (or none), or add --replan to plan it again (its finished runs in the new plan are kept)"
 	fi
@@ -108,17 +114,6 @@ if [ ${#plan[@]} = 0 ]; then
 	log "share ${shard[1]} of campaign $name has no runs (its plan has $nruns runs in fewer configurations than shares); nothing to do"
 	exit 0
 fi
-if [ $dry_run = 0 ]; then
-	if [ $resume = 0 ] && [ -d "$out/runs" ] && [ -n "$(find "$out/runs" -mindepth 2 -maxdepth 2 -name status.json -print -quit)" ]; then
-		stamp=$(date +%Y%m%d-%H%M%S)
-		log "moving the previous $out aside to $out.$stamp (use --resume to continue it)"
-		mv -T "$out" "$out.$stamp" ||
-			die "cannot move the previous $out aside to $out.$stamp; nothing was run (move it yourself, or --resume it)"
-	fi
-	plan_out=$out
-	"$VB_TOP/harness/plan.sh" "$file" "$out" "${overrides[@]}" >/dev/null || exit
-	read_progress
-fi
 # Builds, not labels: an A/A label boots a kernel the campaign builds and pins once.
 kernels_needed=$(printf '%s\n' "${run_build[@]}" | sort -u)
 hms() { printf '%dh%02dm' $(($1 / 3600)) $(($1 % 3600 / 60)); }
@@ -151,6 +146,18 @@ else
 	done
 	make -s -C "$VB_TOP" image || die "building the guest image failed"
 fi
+
+# Only now, with the plan checked and the kernels and the image built, is the
+# campaign folder touched.
+if [ $resume = 0 ] && [ -d "$out/runs" ] && [ -n "$(find "$out/runs" -mindepth 2 -maxdepth 2 -name status.json -print -quit)" ]; then
+	stamp=$(date +%Y%m%d-%H%M%S)
+	log "moving the previous $out aside to $out.$stamp (use --resume to continue it)"
+	mv -T "$out" "$out.$stamp" ||
+		die "cannot move the previous $out aside to $out.$stamp; nothing was run (move it yourself, or --resume it)"
+fi
+plan_out=$out
+"$VB_TOP/harness/plan.sh" "$file" "$out" "${overrides[@]}" >/dev/null || exit
+read_progress
 
 # The kernels and the image in build/ follow the checkout: a test, another
 # campaign or an edit of the series or of a workload rebuilds them, and a
@@ -220,6 +227,14 @@ for ((i = 0; i < ${#plan[@]}; i++)); do
 	forward_signals "${VB_PACKAGE[@]}" run-one "$dir/params" "$dir" 9>&-
 	runner_exit=$?
 	read_progress
+	# 75 (status.py's LOCK_HELD_EXIT): a process of an earlier run holds the
+	# folder; the run did not start and keeps its retry (the runner said which).
+	if [ $runner_exit = 75 ]; then
+		rm -f "$dir/.retried"
+		log "run $((i + 1)): not run, left ${run_status[i]}"
+		stop_if_interrupted $((i + 1))
+		continue
+	fi
 	log "run $((i + 1)): ${run_status[i]}"
 	stop_if_interrupted $((i + 1))
 	# A run whose outcome could not be written (a full disk, a results folder

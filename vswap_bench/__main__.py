@@ -25,7 +25,8 @@
                                                make kernel-NAME), for harness/build-kernel.sh
   boot-check BZIMAGE                           whether BZIMAGE boots the guest image to its agent: exit 0,
                                                or 1 with the end of its console (harness/build-check.sh)
-Exit 0; 64 on bad input (nothing written); 74 when a file cannot be written; run-one: its run's exit code.
+Exit 0; 64 on bad input (nothing written); 74 when a file cannot be written; run-one: its run's exit code, or 75
+when a process of an earlier run holds the run's folder (the run not started).
 """
 import signal
 import sys
@@ -37,7 +38,7 @@ from .record import RecordError
 from .progress import planned_runs
 from .runspec import read_params
 from .settings import UsageError
-from .status import PASSED, RECORD_EXIT, USAGE_EXIT, Status, has_ended, resume_action
+from .status import LOCK_HELD_EXIT, PASSED, RECORD_EXIT, USAGE_EXIT, Status, has_ended, resume_action
 
 
 def plan(arguments):
@@ -156,6 +157,9 @@ def main(argv) -> int:
     except RecordError as error:
         runner.say(f"vswap_bench: error: {error}")
         return RECORD_EXIT
+    except runner.LockHeld as error:
+        runner.say(f"vswap_bench: error: {error}")
+        return LOCK_HELD_EXIT
     except runner.RunError as error:
         runner.say(f"vswap_bench: error: {error}")
         return Status.FAILED_INFRA.exit_code

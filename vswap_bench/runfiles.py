@@ -132,17 +132,23 @@ def write_failed_status(run_dir: Path, reason: str, started: str):
         pass
 
 
-def pin_image(guest_json: Path, inputs: Path):
-    """The guest image GUEST_JSON names, hard-linked (else copied) to INPUTS/guest.ext4, and INPUTS/guest.json
-    naming that copy: the campaign's runs boot it whatever build/ holds later."""
+# The campaign's copy of its guest image, in its inputs/.
+PINNED_IMAGE = "guest.ext4"
+
+
+def pin_image(guest_json: Path, inputs: Path, image: Path = None):
+    """The guest image GUEST_JSON describes (IMAGE, else the file it names), hard-linked (else copied) to
+    INPUTS/guest.ext4, and INPUTS/guest.json naming that copy: the campaign's runs boot it whatever build/
+    holds later."""
     guest = record.read_json(guest_json)
-    pinned = inputs / "guest.ext4"
+    pinned = inputs / PINNED_IMAGE
     try:
+        source = image or guest["image"]
         pinned.unlink(missing_ok=True)
         try:
-            os.link(guest["image"], pinned)
+            os.link(source, pinned)
         except OSError:
-            shutil.copyfile(guest["image"], pinned)
+            shutil.copyfile(source, pinned)
     except (OSError, KeyError) as error:
         pinned.unlink(missing_ok=True)
         raise record.RecordError(f"cannot pin the guest image of {guest_json}: {error}") from None

@@ -37,6 +37,10 @@ class RunError(Exception):
     """The run cannot go on (no kernel, no image, a prepare script that failed): exit 4."""
 
 
+class LockHeld(RunError):
+    """The run's folder is held by a process of an earlier run: the run is not started (status.LOCK_HELD_EXIT)."""
+
+
 def say(message: str):
     """A line to the user on stderr; a closed stderr (./run.sh | tee, then ^C) does not stop the run."""
     try:
@@ -214,7 +218,7 @@ def lock(run_dir: Path) -> int:
             time.sleep(0.2)
     os.close(descriptor)
     holders = ", ".join(lock_holders(path)) or "a process this user cannot see"
-    raise RunError(f"{path} is still held after {LOCK_WAIT_S} s by {holders}, left from an earlier run of this "
+    raise LockHeld(f"{path} is still held after {LOCK_WAIT_S} s by {holders}, left from an earlier run of this "
                    "folder: stop it (kill -KILL) and resume again; the run is left as it was")
 
 

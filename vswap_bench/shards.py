@@ -11,6 +11,7 @@ from pathlib import Path
 
 from . import record, runfiles
 from .campaign import read_plan_record
+from .runfiles import PINNED_IMAGE
 from .settings import MAX_RUNS, UsageError, whole_number
 from .status import FINISHED, RETRIED_ONCE
 
@@ -57,6 +58,8 @@ def _inputs_ids(share: Path, kernels: list) -> dict:
     if not path.is_file():
         raise UsageError(f"{share} has no guest image record ({path})")
     ids["image"] = _required_id(path, "image_id")
+    if not (inputs / PINNED_IMAGE).is_file():
+        raise UsageError(f"{share} has no guest image ({inputs / PINNED_IMAGE})")
     return ids
 
 
@@ -92,6 +95,8 @@ def merge(destination: Path, shares: list[Path]) -> dict:
     share without its inputs and a run that two shares ran are refused.  The copy is made beside
     DESTINATION and renamed into place once whole: a copy that fails leaves nothing.  Returns
     {run_id: the share it came from}."""
+    if destination.exists() and not destination.is_dir():
+        raise UsageError(f"{destination} is not a folder: merge writes a new campaign folder")
     if destination.exists() and any(destination.iterdir()):
         raise UsageError(f"{destination} is not empty: merge writes a new campaign folder")
     if not shares:
@@ -119,7 +124,9 @@ def merge(destination: Path, shares: list[Path]) -> dict:
     try:
         (partial / "inputs").mkdir(parents=True)
         shutil.copytree(shares[0] / "inputs" / "kernels", partial / "inputs" / "kernels")
-        runfiles.pin_image(shares[0] / "inputs" / "guest.json", partial / "inputs")
+        # The share's own copy: guest.json names the image where the share ran, perhaps another host.
+        runfiles.pin_image(shares[0] / "inputs" / "guest.json", partial / "inputs",
+                           image=shares[0] / "inputs" / PINNED_IMAGE)
         (partial / "runs").mkdir()
         for run_id, share in origin.items():
             shutil.copytree(share / "runs" / run_id, partial / "runs" / run_id, ignore=shutil.ignore_patterns(".lock"))
@@ -129,8 +136,10 @@ def merge(destination: Path, shares: list[Path]) -> dict:
                                                                "merged_from": [str(share) for share in shares]})
         _rewrite_image_path(partial, destination)
         os.replace(partial, destination)
-    except (OSError, record.RecordError) as error:
+    except BaseException as error:
         shutil.rmtree(partial, ignore_errors=True)
+        if not isinstance(error, (OSError, record.RecordError)):
+            raise
         # copytree gathers the errors of its files: the first one says why.
         if isinstance(error, shutil.Error):
             source, _, why = error.args[0][0]
@@ -144,4 +153,4 @@ def _rewrite_image_path(partial: Path, destination: Path):
     """guest.json names the pinned image where it will be once the folder is renamed into place."""
     guest = record.read_json(partial / "inputs" / "guest.json")
     record.write_json(partial / "inputs" / "guest.json",
-                      {**guest, "image": os.path.abspath(destination / "inputs" / "guest.ext4")})
+                      {**guest, "image": os.path.abspath(destination / "inputs" / PINNED_IMAGE)})

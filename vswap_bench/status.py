@@ -28,6 +28,9 @@ USAGE_EXIT = 64
 # A file of the run record could not be written (a full disk, a results folder that became unwritable): the
 # runs after it would fail the same way, so run.sh stops the campaign.  sysexits' EX_IOERR, beside EX_USAGE.
 RECORD_EXIT = 74
+# The run's folder is locked by a process of an earlier run that will not stop: the run was not run and is left
+# as it was, its retry unused (sysexits' EX_TEMPFAIL).
+LOCK_HELD_EXIT = 75
 
 
 # A run that ended so is not run again by --resume (failed-infra and timeout are retried once).

@@ -41,7 +41,8 @@ def test_a_bad_command_line_leaves_the_previous_campaign_where_it_is(bench):
     conf = bench.campaign(ONE_RUN)
     assert bench.run(conf).returncode == 0
     before = finished(bench)
-    for arguments in (["vcpus=abc"], ["--shard", "3/2"], ["--shard", "３/4"], ["--shard"]):
+    for arguments in (["vcpus=abc"], ["--shard", "3/2"], ["--shard", "３/4"], ["--shard"], [conf],
+                      ["--shard", "1/2", "--shard", "2/2"]):
         done = bench.run(conf, *arguments)
         assert done.returncode == 64, (arguments, done.stderr)
         assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
@@ -51,14 +52,18 @@ def test_a_bad_command_line_leaves_the_previous_campaign_where_it_is(bench):
 def test_resume_keeps_the_overrides_of_the_plan_and_refuses_others(bench):
     bench.guest("swap-verify", "clean")
     conf = bench.campaign("kernel = baseline\nworkload = swap-verify\naxis vcpus = 1 2\ntimeout = 90\n")
-    assert bench.run(conf, "vcpus=1").returncode == 0
+    assert bench.run(conf, "vcpus=1", "guest_mem_mb=640").returncode == 0
     before = finished(bench)
     assert len(before) == 1
     resumed = bench.run(conf, "--resume")
     assert resumed.returncode == 0, resumed.stderr
-    assert "vcpus=1" in resumed.stderr and "run 1/" not in resumed.stderr, resumed.stderr
+    assert "vcpus=1 guest_mem_mb=640" in resumed.stderr and "run 1/" not in resumed.stderr, resumed.stderr
     assert finished(bench) == before
-    assert json.loads((bench.results / "c" / "campaign.json").read_text())["overrides"] == ["vcpus=1"]
+    assert json.loads((bench.results / "c" / "campaign.json").read_text())["overrides"] == ["vcpus=1",
+                                                                                           "guest_mem_mb=640"]
+    # The same overrides in another order are the same plan.
+    reordered = bench.run(conf, "--resume", "guest_mem_mb=640", "vcpus=1")
+    assert reordered.returncode == 0 and "run 1/" not in reordered.stderr, reordered.stderr
 
     other = bench.run(conf, "--resume", "vcpus=2")
     assert other.returncode == 64 and "vcpus=1" in other.stderr and "--replan" in other.stderr, other.stderr
@@ -68,8 +73,13 @@ def test_resume_keeps_the_overrides_of_the_plan_and_refuses_others(bench):
     conf.write_text(conf.read_text().replace("timeout = 90", "timeout = 91"))
     edited = bench.run(conf, "--resume")
     assert edited.returncode == 64 and "--replan" in edited.stderr, edited.stderr
+    # --replan alone plans the edited file with the overrides the folder was planned with.
     replanned = bench.run(conf, "--resume", "--replan")
-    assert replanned.returncode == 0 and "run 2/2" in replanned.stderr, replanned.stderr
+    assert replanned.returncode == 0 and "run 1/1" in replanned.stderr, replanned.stderr
+    assert "overrides it was planned with: guest_mem_mb=640 vcpus=1" in replanned.stderr, replanned.stderr
+    # With overrides, --replan plans with those.
+    again = bench.run(conf, "--resume", "--replan", "guest_mem_mb=640")
+    assert again.returncode == 0 and "run 2/2" in again.stderr, again.stderr
 
 
 def test_an_empty_share_says_so_and_runs_nothing(bench):
@@ -96,9 +106,11 @@ def test_a_merged_campaign_resumes_on_its_own_inputs_once_the_shares_are_gone(be
     bench.guest("swap-verify", "clean")
     conf = bench.campaign(TWO_CONFIGURATIONS)
     run_share(bench, conf, "1/2", tmp_path / "host1")
-    merged = merge(tmp_path / "merged" / "c", tmp_path / "host1" / "c")
+    # As a share copied from another host: its records name that host's paths, not these.
+    (tmp_path / "host1").rename(tmp_path / "copied")
+    merged = merge(tmp_path / "merged" / "c", tmp_path / "copied" / "c")
     assert merged.returncode == 0, merged.stderr
-    subprocess.run(["rm", "-rf", tmp_path / "host1"], check=True)
+    subprocess.run(["rm", "-rf", tmp_path / "copied"], check=True)
     # VB_INPUTS stays: a resume boots the campaign's pinned image, and only kernels it lacks come from there.
     env = {**bench.env, "RESULTS_DIR": str(tmp_path / "merged")}
     resumed = subprocess.run([TOP / "run.sh", conf, "--resume"], env=env, capture_output=True, text=True, timeout=300)
@@ -122,6 +134,9 @@ def test_merge_refuses_a_share_without_its_inputs_or_plan_and_writes_nothing(ben
         assert done.returncode == 64 and message in done.stderr, (removed, done.stderr)
         assert not (tmp_path / "merged").exists()
         subprocess.run(["rm", "-rf", tmp_path / "damaged"], check=True)
+    (tmp_path / "a-file").write_text("")
+    done = merge(tmp_path / "a-file", tmp_path / "host1" / "c", share)
+    assert done.returncode == 64 and "is not a folder" in done.stderr and "Traceback" not in done.stderr, done.stderr
     plan = json.loads((share / "campaign.json").read_text())
     del plan["runs"]
     (share / "campaign.json").write_text(json.dumps(plan))
@@ -194,7 +209,8 @@ def test_resume_names_a_leftover_process_that_holds_a_runs_lock_and_goes_on(benc
     conf = bench.campaign(ONE_RUN)
     assert bench.run(conf).returncode == 0
     (run,) = bench.results.glob("c/runs/*")
-    (run / "status.json").write_text(json.dumps({"status": "interrupted"}))
+    # A timeout is retried once by --resume.
+    (run / "status.json").write_text(json.dumps({"status": "timeout"}))
     # A process that ignores TERM, as a QEMU stuck in the kernel would.
     holder = subprocess.Popen(["flock", run / ".lock", "sh", "-c", "trap '' TERM; sleep 300"],
                               start_new_session=True)
@@ -206,7 +222,11 @@ def test_resume_names_a_leftover_process_that_holds_a_runs_lock_and_goes_on(benc
         holder.wait()
     assert resumed.returncode == 1, resumed.stderr
     assert "still held" in resumed.stderr and "sleep" in resumed.stderr, resumed.stderr
-    assert json.loads((run / "status.json").read_text())["status"] == "interrupted"
+    assert json.loads((run / "status.json").read_text())["status"] == "timeout"
+    # The run was not run: its one retry is still to come.
+    again = bench.run(conf, "--resume")
+    assert again.returncode == 0 and "run 1/1" in again.stderr, again.stderr
+    assert json.loads((run / "status.json").read_text())["status"] == "done"
 
 
 def test_an_interrupted_record_write_leaves_no_temporary(tmp_path, monkeypatch):
@@ -233,3 +253,15 @@ def test_term_while_planning_stops_run_sh_with_one_line_and_runs_nothing(bench):
     output = runner.stdout.read()
     assert "interrupted before any run started" in output and "Traceback" not in output, output
     assert not list(bench.results.glob("c/runs/*/status.json"))
+
+
+def test_a_kernel_that_fails_to_build_leaves_the_previous_campaign_where_it_is(bench, tmp_path):
+    bench.guest("swap-verify", "clean")
+    conf = bench.campaign(ONE_RUN)
+    assert bench.run(conf).returncode == 0
+    before = finished(bench)
+    env = {**bench.env, "KERNEL_SRC": str(tmp_path / "no-such-source.tar.xz")}
+    del env["VB_INPUTS"]  # the kernels are built, from a source that is not there
+    done = subprocess.run([TOP / "run.sh", conf], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "building the baseline kernel failed" in done.stderr, done.stderr
+    assert set_aside(bench) == [] and finished(bench) == before
