@@ -81,11 +81,10 @@ def _load_sides(args) -> list:
     if args.last_accepted:
         if len(campaigns) != 1 or args.kernels:
             raise ValueError("--last-accepted takes one campaign and no --kernels")
-        base_path = history.last_accepted(args.index, campaigns[0])
-        if base_path is None:
+        base = history.accepted_base(args.index, campaigns[0])
+        if base is None:
             raise history.HistoryError(f"no accepted campaign in {args.index} shares a kernel and configuration "
                                        f"with {campaigns[0].name}")
-        base = load_campaign(base_path)
         print(f"base: the last accepted campaign sharing a configuration, {base.path}")
         campaigns.insert(0, base)
     return campaigns
@@ -169,18 +168,6 @@ def _gated_and_reported(judged):
     return judged[judged["gated"] | judged["higher_is_better"].isin([True, False])]
 
 
-def _base_of(index: Path, campaign):
-    """The last accepted campaign of the index sharing a configuration with CAMPAIGN, loaded; None if none."""
-    path = history.last_accepted(index, campaign)
-    if path is None:
-        return None
-    try:
-        return load_campaign(path)
-    except FileNotFoundError:
-        raise history.HistoryError(f"the last accepted campaign of {index} is no longer at {path}: put it back, "
-                                   f"or accept another (history --accept)") from None
-
-
 def run_gate(args) -> int:
     campaign = load_campaign(args.campaign)
     labels = set(campaign.runs["kernel"])
@@ -191,7 +178,7 @@ def run_gate(args) -> int:
         return EXIT_ERROR
     index = args.history or campaign.path.parent / history.INDEX_NAME
     history.add_campaign(index, campaign)
-    base = _base_of(index, campaign)
+    base = history.accepted_base(index, campaign)
     decision = gate.decide(campaign, base, args.control, args.test, args.margin, args.fail_on_possible_regression)
     if decision.within.empty:
         print(f"analysis gate: no configuration of {campaign.path} has both {args.control} and {args.test}",

@@ -9,7 +9,8 @@ one campaign again, or after --resume, replaces its entry. `gate` records its ou
 the campaign as the next base; `history` shows a metric (by default each configuration's headline) across
 kernels and campaigns, or the last gates; `history --accept NAME` marks the latest campaign of that name
 accepted by hand, and `gate` and `compare NEW --last-accepted` take the latest accepted campaign sharing a
-configuration with NEW as its base.
+configuration with NEW as its base: that entry, from the folder it was indexed at, never another campaign
+found at that path since.
 """
 import contextlib
 import sqlite3
@@ -20,7 +21,7 @@ from typing import Optional
 
 import pandas as pd
 
-from .loader import Campaign
+from .loader import Campaign, load_campaign
 from .metrics import is_headline
 from .presentation import formatting as fmt
 from .schema import CONFIG_COLUMNS
@@ -211,17 +212,39 @@ def gates(index: Path, last: int) -> pd.DataFrame:
     return rows
 
 
-def last_accepted(index: Path, campaign: Campaign) -> Optional[Path]:
-    """The path of the latest accepted campaign, other than this one, sharing a kernel and configuration with it;
-    None when there is none."""
+def _last_accepted(index: Path, campaign: Campaign) -> Optional[tuple[str, Path]]:
+    """(entry id, path) of the latest accepted campaign, other than this one, sharing a kernel and configuration
+    with it; None when there is none."""
     wanted = summarised(campaign.metrics)[["kernel", "configuration"]].drop_duplicates()
     with session(_existing(index)) as connection:
         candidates = pd.read_sql_query(
-            "SELECT DISTINCT c.name, c.path, c.date, r.kernel, r.configuration FROM campaigns c "
-            "JOIN results r ON r.campaign = c.id WHERE c.accepted = 1 AND c.path != ?", connection,
-            params=[str(campaign.path.resolve())])
+            "SELECT DISTINCT c.id, c.path, c.date, r.kernel, r.configuration FROM campaigns c "
+            "JOIN results r ON r.campaign = c.id WHERE c.accepted = 1 AND c.id != ?", connection,
+            params=[entry_id(campaign)])
     shared = candidates.merge(wanted, on=["kernel", "configuration"])
-    return Path(shared.sort_values("date", kind="stable").iloc[-1]["path"]) if len(shared) else None
+    if shared.empty:
+        return None
+    latest = shared.sort_values("date", kind="stable").iloc[-1]
+    return latest["id"], Path(latest["path"])
+
+
+def accepted_base(index: Path, campaign: Campaign) -> Optional[Campaign]:
+    """The latest accepted campaign, other than this one, sharing a kernel and configuration with it, loaded
+    from the path the index recorded; None when there is none.  Paths are reused (run.sh moves a campaign's
+    folder aside and runs it again there), so the folder must still hold that entry: HistoryError otherwise,
+    rather than a comparison with another campaign, or with none."""
+    found = _last_accepted(index, campaign)
+    if found is None:
+        return None
+    entry, path = found
+    try:
+        base = load_campaign(path)
+    except FileNotFoundError:
+        base = None
+    if base is None or entry_id(base) != entry:
+        raise HistoryError(f"the accepted base {entry} is no longer at {path}: put it back, or accept another "
+                           f"(history --accept)")
+    return base
 
 
 def display_history(rows: pd.DataFrame) -> pd.DataFrame:

@@ -190,8 +190,9 @@ def test_a_workload_without_a_gated_headline_is_judged_on_its_runs(tmp_path):
     # Before: an overhead campaign (2 repetitions, its headline a size without direction) always exited 3.
     new = campaign(tmp_path, "overhead", n=2, kernels=("baseline", "vswap"), workload="overhead")
     assert gate(new, tmp_path / "history.sqlite") == PASS
+    # A run added later (--resume): the campaign is still the one its first run started, gated again.
     write_run(new, kernel="vswap", backend="zswap", repetition=3, real_s=0, sys_s=0, workload="overhead",
-              status="kernel-crash")
+              status="kernel-crash", started="2026-12-01T12:00:00Z")
     assert gate(new, tmp_path / "history.sqlite") == REGRESSION
 
 
@@ -299,3 +300,41 @@ def test_a_run_that_started_and_never_ended_makes_the_campaign_incomplete(tmp_pa
     record.write_json(status, {**record.read_json(status), "status": "running"})
     assert gate(new, tmp_path / "history.sqlite") == INCONCLUSIVE
     assert "incomplete: of 15 planned runs, 1 did not end (kernel-build-zswap-vswap-r5)" in capsys.readouterr().out
+
+
+# The base, by its identity.
+
+@pytest.fixture
+def moved_base(tmp_path):
+    """`precise` accepted (vswap 8 % faster), then moved aside as run.sh does (precise.<stamp>) and a new
+    `precise` (vswap as fast as the baseline) run at its path; (root, index)."""
+    index = tmp_path / "history.sqlite"
+    assert gate(campaign(tmp_path, "precise", vswap=0.92), index) == IMPROVEMENT
+    (tmp_path / "precise").rename(tmp_path / "precise.20261201-110000")
+    campaign(tmp_path, "precise", seed=100, day="02")
+    return tmp_path, index
+
+
+def test_a_new_campaign_at_the_path_of_the_accepted_base_is_not_judged_without_it(moved_base, capsys):
+    # Before: the base was left out as "this campaign" (the same path): judged within, exit 0 and accepted,
+    # the 8 % lost since the base never compared.
+    root, index = moved_base
+    assert gate(root / "precise", index) == ERROR
+    err = capsys.readouterr().err
+    assert err == (f"analysis gate: the accepted base precise@2026-12-01T10:00:00Z is no longer at {root / 'precise'}"
+                   f": put it back, or accept another (history --accept)\n"), err
+    assert len(gated(index)) == 1, "the new campaign was gated"
+
+
+def test_another_campaign_is_not_judged_against_what_now_sits_at_the_base_path(moved_base, capsys):
+    # Before: the new, ungated `precise` at the base's path was loaded as "the last accepted".
+    root, index = moved_base
+    assert gate(campaign(root, "other", seed=200, day="03"), index) == ERROR
+    assert f"the accepted base precise@2026-12-01T10:00:00Z is no longer at {root / 'precise'}" in capsys.readouterr().err
+
+
+def test_compare_last_accepted_refuses_a_base_that_moved(moved_base, capsys):
+    root, index = moved_base
+    assert main(["compare", str(campaign(root, "other", seed=200, day="03")), "--last-accepted",
+                 "--index", str(index)]) == ERROR
+    assert "the accepted base precise@2026-12-01T10:00:00Z is no longer at" in capsys.readouterr().err
