@@ -2,8 +2,9 @@
 
 Every campaign `report` or `gate` analyses is (re)written into the index: per kernel, configuration and gated
 metric its n, mean and sd, with the campaign's date (its last finished run) and the kernel_id; and what ran it:
-the project's commit (and the last commit of the series in kernel-patches/) in the checkout that indexed it,
-the machines, accelerators and timing modes of its runs. A campaign is known by its name and when its first
+the project's commit and the series' (kernel-patches/) that campaign.json recorded when it was planned
+("unknown" for a campaign planned before it recorded them, never the commits of the checkout indexing it), the
+machines, accelerators and timing modes of its runs. A campaign is known by its name and when its first
 run started, so the same campaign run again (run.sh moves the old folder aside) is a new entry, and indexing
 one campaign again, or after --resume, replaces its entry. `gate` records its outcome and whether it accepted
 the campaign as the next base; `history` shows a metric (by default each configuration's headline) across
@@ -14,12 +15,13 @@ found at that path since.
 """
 import contextlib
 import sqlite3
-import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
 import pandas as pd
+
+from vswap_bench.campaign import COMMIT_FIELDS
 
 from .loader import Campaign, load_campaign
 from .metrics import is_headline
@@ -28,10 +30,8 @@ from .schema import CONFIG_COLUMNS
 
 INDEX_NAME = "index.sqlite"
 DEFAULT_INDEX = Path("results") / INDEX_NAME
-PROJECT = Path(__file__).resolve().parent.parent
-# What the kernels are built from: the series and the config fragments (git pathspecs), not the READMEs beside
-# them.
-SERIES_PATHS = ("kernel-patches/*/series", "kernel-patches/*/*.patch", "kernel-patches/configs")
+# The commits of a campaign planned before campaign.json recorded them: not the checkout's that indexes it.
+UNKNOWN_COMMIT = "unknown"
 # An index written by an older schema is dropped and filled again by the next reports and gates: what was
 # accepted in it must be accepted again (`history --accept`).
 SCHEMA_VERSION = 3
@@ -91,22 +91,6 @@ def session(index: Path):
                            f"the campaigns again") from None
 
 
-def _git(*arguments) -> str:
-    try:
-        done = subprocess.run(["git", "-C", str(PROJECT), *arguments], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return done.stdout.strip() if done.returncode == 0 else ""
-
-
-def last_commit(*paths: str) -> str:
-    """The project's last commit (that changed PATHS), "+changes" after it when the checkout's tracked files
-    differ from it; "" outside a git checkout."""
-    commit = _git("log", "-1", "--format=%H", "--", *paths)
-    changed = _git("status", "--porcelain", "--untracked-files=no", "--", *paths)
-    return commit + ("+changes" if commit and changed else "")
-
-
 def _values(column: pd.Series) -> str:
     return ", ".join(sorted(set(column.dropna()) - {"", "unknown"}))
 
@@ -151,7 +135,8 @@ def add_campaign(index: Path, campaign: Campaign):
             "series_commit = excluded.series_commit, machine = excluded.machine, "
             "accelerator = excluded.accelerator, timing = excluded.timing",
             (entry_id(campaign), campaign.name, campaign_started(campaign), str(campaign.path.resolve()),
-             campaign_date(campaign), last_commit(), last_commit(*SERIES_PATHS), _values(runs["hostname"]),
+             campaign_date(campaign), *(campaign.plan.get(field, UNKNOWN_COMMIT) for field in COMMIT_FIELDS),
+             _values(runs["hostname"]),
              _values(runs["accelerator"]), _values(runs["timing_mode"])))
         connection.execute("DELETE FROM results WHERE campaign = ?", (entry_id(campaign),))
         connection.executemany(

@@ -21,12 +21,13 @@ refused.  Each value is checked at its line, even one for a workload or backend 
 parameter takes what its workload.conf declares (settings.py).  A number is ASCII digits without a leading
 zero, within the bounds settings.py gives it; a plan has at most settings.MAX_RUNS runs.
 """
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import record
 from .runspec import RunSpec, resolve
-from .settings import (BACKENDS, CHECKS, MAX_RUNS, PLAN_KEYS, Setting, UsageError, aa_label, check_setting,
+from .settings import (BACKENDS, CHECKS, MAX_RUNS, PLAN_KEYS, TOP, Setting, UsageError, aa_label, check_setting,
                        display_path, given_once, harness_defaults, is_setting_key, read_key_values, split_setting,
                        whole_number, whole_number_problem, workload_defaults, workload_names)
 
@@ -40,6 +41,11 @@ AA = "aa"
 PLAN_LEVEL = tuple(COUNTS) + (AA,)
 # Settings that choose which runs exist; a scope cannot set them for some runs only.
 UNSCOPABLE = ("kernel", "workload") + PLAN_KEYS + PLAN_LEVEL
+# What the kernels are built from: the series and the config fragments (git pathspecs), not the READMEs beside
+# them.
+SERIES_PATHS = ("kernel-patches/*/series", "kernel-patches/*/*.patch", "kernel-patches/configs")
+# campaign.json's commits (the results index shows them): the project's, and the series' (SERIES_PATHS).
+COMMIT_FIELDS = ("project_commit", "series_commit")
 
 
 @dataclass
@@ -255,6 +261,22 @@ def plan_runs(campaign: Campaign) -> list[RunSpec]:
     return _Planner(campaign).runs()
 
 
+def _git(*arguments) -> str:
+    try:
+        done = subprocess.run(["git", "-C", str(TOP), *arguments], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def last_commit(*paths: str) -> str:
+    """The project's last commit (that changed PATHS), "+changes" after it when the checkout's tracked files
+    differ from it; "" outside a git checkout."""
+    commit = _git("log", "-1", "--format=%H", "--", *paths)
+    changed = _git("status", "--porcelain", "--untracked-files=no", "--", *paths)
+    return commit + ("+changes" if commit and changed else "")
+
+
 def write_plan(campaign: Campaign, runs: list[RunSpec], out: Path):
     """runs/<run-id>/params for each run (an existing one is kept: a resumed campaign keeps its results),
     plan (the run ids in order) and campaign.json."""
@@ -278,6 +300,9 @@ def write_plan(campaign: Campaign, runs: list[RunSpec], out: Path):
         "kernels": [kernel.value for kernel in planner.kernels],
         "labels": [label.value if label else kernel.value for kernel, label in planner.order],
         "runs": ids,
+        # At plan time, as run.sh builds the kernels next: a campaign analysed later, after the series moved
+        # on, is still known by what it ran.
+        **dict(zip(COMMIT_FIELDS, (last_commit(), last_commit(*SERIES_PATHS)))),
     })
 
 

@@ -81,11 +81,12 @@ def write_run(campaign: Path, *, kernel: str, backend: str, repetition: int, rea
     return run_dir
 
 
-def write_campaign(root: Path, name: str, groups: dict, **run_options) -> Path:
-    """groups: {(kernel, backend): [(real_s, sys_s), ...]}, one tuple per repetition."""
+def write_campaign(root: Path, name: str, groups: dict, plan: dict = None, **run_options) -> Path:
+    """groups: {(kernel, backend): [(real_s, sys_s), ...]}, one tuple per repetition; PLAN: fields of
+    campaign.json."""
     campaign = Path(root) / name
     campaign.mkdir(parents=True, exist_ok=True)
-    record.write_json(campaign / "campaign.json", {"profile": "test"})
+    record.write_json(campaign / "campaign.json", {"profile": "test", **(plan or {})})
     for (kernel, backend), samples in groups.items():
         for repetition, (real_s, sys_s) in enumerate(samples, start=1):
             write_run(campaign, kernel=kernel, backend=backend, repetition=repetition,

@@ -208,16 +208,24 @@ def test_an_inconclusive_gate_says_how_many_runs_would_decide(tmp_path, capsys):
 
 def test_the_history_lists_the_last_gates_with_what_ran_them(accepted_base, capsys):
     root, index = accepted_base
-    assert gate(campaign(root, "regressed", vswap=1.02, seed=100, day="02"), index) == REGRESSION
+    planned = {"project_commit": "1" * 40 + "+changes", "series_commit": "2" * 40}
+    assert gate(campaign(root, "regressed", vswap=1.02, seed=100, day="02", plan=planned), index) == REGRESSION
     capsys.readouterr()
     assert main(["history", "--index", str(index), "--gates", "1"]) == PASS
     header, _, *rows = capsys.readouterr().out.splitlines()
     assert len(rows) == 1 and rows[0].split()[1:3] == ["regressed", "regression"], rows
+    assert "111111111111+changes" in rows[0] and "222222222222" in rows[0], rows
     record = gated(index).loc["regressed"]
-    assert len(record["project_commit"].removesuffix("+changes")) == 40
-    assert len(record["series_commit"].removesuffix("+changes")) == 40
+    # What campaign.json recorded when the campaign was planned, not the checkout that gated it.
+    assert (record["project_commit"], record["series_commit"]) == (planned["project_commit"], planned["series_commit"])
     assert (record["machine"], record["accelerator"], record["timing"]) == ("testhost", "kvm", "realtime")
     assert not list(root.glob("*.png")), "a listing draws no plot"
+
+
+def test_a_campaign_planned_before_commits_were_recorded_has_unknown_commits(accepted_base):
+    # Before: it was labelled with the commits of the checkout that indexed it, whatever it was run from.
+    record = gated(accepted_base[1]).loc["base"]
+    assert (record["project_commit"], record["series_commit"]) == ("unknown", "unknown")
 
 
 def test_the_history_plot_marks_the_gate_and_spreads_campaigns_of_one_day(accepted_base):

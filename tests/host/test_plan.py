@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from vswap_bench.campaign import SERIES_PATHS
 from vswap_bench.status import PASSED, has_ended, resume_action
 
 TOP = Path(__file__).resolve().parents[2]
@@ -204,3 +205,26 @@ def test_a_params_file_with_another_kernels_label_is_refused(tmp_path):
     checked = subprocess.run(["/usr/bin/python3", "-m", "vswap_bench", "params", params], cwd=TOP,
                              capture_output=True, text=True)
     assert checked.returncode == USAGE and "label" in checked.stderr, checked.stderr
+
+
+def git(*arguments) -> str:
+    return subprocess.run(["git", "-C", TOP, *arguments], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_the_plan_records_the_commits_of_the_checkout_it_was_planned_in(tmp_path):
+    # Before: the history took them from the checkout that indexed the campaign, maybe long after.
+    done, out = plan(tmp_path, BASE)
+    assert done.returncode == 0, done.stderr
+    recorded = json.loads((out / "campaign.json").read_text())
+    for field, paths in (("project_commit", ()), ("series_commit", SERIES_PATHS)):
+        changed = git("status", "--porcelain", "--untracked-files=no", "--", *paths)
+        expected = git("log", "-1", "--format=%H", "--", *paths) + ("+changes" if changed else "")
+        assert recorded[field] == expected and len(expected) >= 40, (field, recorded)
+
+
+def test_a_plan_outside_a_git_checkout_records_no_commit(tmp_path, monkeypatch):
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "no-repository"))
+    done, out = plan(tmp_path, BASE)
+    assert done.returncode == 0, done.stderr
+    recorded = json.loads((out / "campaign.json").read_text())
+    assert (recorded["project_commit"], recorded["series_commit"]) == ("", "")
