@@ -228,3 +228,15 @@ def test_a_plan_outside_a_git_checkout_records_no_commit(tmp_path, monkeypatch):
     assert done.returncode == 0, done.stderr
     recorded = json.loads((out / "campaign.json").read_text())
     assert (recorded["project_commit"], recorded["series_commit"]) == ("", "")
+
+
+def test_a_resumed_plan_keeps_the_commits_of_its_first_plan(tmp_path):
+    # A resume boots the kernels pinned when the campaign was first planned: its record keeps their commits.
+    done, out = plan(tmp_path, BASE)
+    assert done.returncode == 0, done.stderr
+    first = json.loads((out / "campaign.json").read_text())
+    (out / "campaign.json").write_text(json.dumps({**first, "project_commit": "a" * 40, "series_commit": "b" * 40}))
+    done, out = plan(tmp_path, BASE)
+    assert done.returncode == 0, done.stderr
+    again = json.loads((out / "campaign.json").read_text())
+    assert (again["project_commit"], again["series_commit"]) == ("a" * 40, "b" * 40)
