@@ -156,6 +156,9 @@ if [ $resume = 0 ] && [ -d "$out/runs" ] && [ -n "$(find "$out/runs" -mindepth 2
 		die "cannot move the previous $out aside to $out.$stamp; nothing was run (move it yourself, or --resume it)"
 fi
 plan_out=$out
+# A new campaign's record is its own: what a folder without finished runs
+# held (a plan that never ran, its commits) goes, as its inputs do below.
+[ $resume = 1 ] || rm -f "$out/campaign.json"
 "$VB_TOP/harness/plan.sh" "$file" "$out" "${overrides[@]}" >/dev/null || exit
 read_progress
 
