@@ -265,3 +265,15 @@ def test_a_kernel_that_fails_to_build_leaves_the_previous_campaign_where_it_is(b
     done = subprocess.run([TOP / "run.sh", conf], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1 and "building the baseline kernel failed" in done.stderr, done.stderr
     assert set_aside(bench) == [] and finished(bench) == before
+
+
+def test_a_new_campaign_does_not_inherit_the_commits_of_a_plan_that_never_ran(bench):
+    bench.guest("swap-verify", "clean")
+    conf = bench.campaign(ONE_RUN)
+    assert bench.run(conf, "--dry-run").returncode == 0
+    out = bench.results / "c"
+    assert subprocess.run([TOP / "harness" / "plan.sh", conf, out], capture_output=True).returncode == 0
+    record = json.loads((out / "campaign.json").read_text())
+    (out / "campaign.json").write_text(json.dumps({**record, "series_commit": "b" * 40}))
+    assert bench.run(conf).returncode == 0
+    assert json.loads((out / "campaign.json").read_text())["series_commit"] == record["series_commit"]
