@@ -79,10 +79,10 @@ if [ $resume = 1 ] && [ -f "$out/campaign.json" ]; then
 fi
 
 # Everything is checked before anything is touched: the campaign file, the
-# overrides and the share are planned into a scratch folder first.
+# overrides and the share are planned into a scratch folder first (the share
+# by read_progress below).
 scratch=$(mktemp -d) && trap 'rm -rf "$scratch"' EXIT || die "cannot make a scratch folder"
 nruns=$("$VB_TOP/harness/plan.sh" "$file" "$scratch" "${overrides[@]}") || exit
-vswap_bench progress "${shard[@]}" "$scratch" >/dev/null || exit
 if [ $resume = 1 ] && [ -f "$out/plan" ] && [ $replan = 0 ] && ! cmp -s "$scratch/plan" "$out/plan"; then
 	usage_error "$file now plans other runs than $out holds ($(comm -13 <(sort "$out/plan") <(sort "$scratch/plan") | wc -l)" \
 		"new, $(comm -23 <(sort "$out/plan") <(sort "$scratch/plan") | wc -l) no longer planned): add --replan to" \
@@ -98,7 +98,8 @@ fi
 read_progress() {
 	local roots=("$RESULTS_DIR") id k w b r s again ended passed e by kb lines
 	[ "$BUILD_DIR/test-results" -ef "$RESULTS_DIR" ] || roots+=("$BUILD_DIR/test-results")
-	lines=$(vswap_bench progress "${shard[@]}" "$plan_out" "${roots[@]}") || die "cannot read the plan in $plan_out"
+	# Its error is vswap_bench's one line and exit code (64 for a bad --shard).
+	lines=$(vswap_bench progress "${shard[@]}" "$plan_out" "${roots[@]}") || exit
 	plan=() run_kernel=() run_workload=() run_backend=() run_rep=() run_status=() run_resume=() run_ended=() run_passed=()
 	run_est=() run_est_by=() run_build=()
 	[ -n "$lines" ] || return 0

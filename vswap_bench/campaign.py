@@ -290,15 +290,16 @@ def write_plan(campaign: Campaign, runs: list[RunSpec], out: Path):
             record.write_text_atomic(run_dir / "params", spec.params_text())
     ids = [spec.run_id for spec in runs]
     planner = _Planner(campaign)
-    commits = dict(zip(COMMIT_FIELDS, (last_commit(), last_commit(*SERIES_PATHS))))
     # A resumed campaign boots the kernels pinned at its first plan: it keeps that plan's commits (none, for a
     # plan recorded before they were, which the history then calls unknown).
-    if (out / "campaign.json").exists():
-        try:
-            first = record.read_json(out / "campaign.json")
-            commits = {field: first[field] for field in COMMIT_FIELDS if field in first}
-        except record.RecordError:
-            pass
+    try:
+        first = record.read_json(out / "campaign.json") if (out / "campaign.json").exists() else None
+    except record.RecordError:
+        first = None
+    if first is not None:
+        commits = {field: first[field] for field in COMMIT_FIELDS if field in first}
+    else:
+        commits = dict(zip(COMMIT_FIELDS, (last_commit(), last_commit(*SERIES_PATHS))))
     record.write_text_atomic(out / "plan", "".join(f"{run_id}\n" for run_id in ids))
     record.write_json(out / "campaign.json", {
         "campaign": out.name,
