@@ -168,8 +168,10 @@ def _missing_rows(counts: pd.DataFrame, run_pairs: pd.DataFrame, runs_keys: list
                   headlines_only: bool) -> list:
     """An inconclusive row for each gated metric that has no value on a side of a configuration whose runs
     gave data on both: a metric gated on one side, or one every run of the workload gives (_expected_metrics)."""
-    gated = counts[[is_gated(w, m, h, headlines_only)
-                    for w, m, h in zip(counts["workload"], counts["metric"], counts["higher_is_better"])]]
+    # A mask as a Series: a bare empty list would select no columns, not no rows.
+    gated = counts[pd.Series([is_gated(w, m, h, headlines_only)
+                              for w, m, h in zip(counts["workload"], counts["metric"], counts["higher_is_better"])],
+                             index=counts.index, dtype=bool)]
     present = {key: dict(zip(zip(group["side"], group["metric"]), group["n"]))
                for key, group in gated.groupby(runs_keys, dropna=False)}
     rows = []

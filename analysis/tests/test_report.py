@@ -118,3 +118,15 @@ def test_a_star_means_q_at_most_5_percent_in_every_table(tmp_path):
         for row in rows:
             q = row[header.index("q (BH)")]
             assert (row[header.index("mark")] == "*") == (q == "<0.001" or (q != "" and float(q) <= 0.05)), row
+
+
+@pytest.mark.parametrize("status", ["failed-workload", "kernel-crash"])
+def test_a_campaign_whose_only_run_failed_still_has_a_report(tmp_path, status):
+    """One kernel, one failed run (tests/campaigns/thrash.conf when the OOM killer ends it): no measured
+    row, yet the report says what happened."""
+    campaign = tmp_path / "thrash"
+    write_run(campaign, kernel="vswap", backend="zswap-only", repetition=1, real_s=1, sys_s=1,
+              workload="swap-verify", status=status)
+    assert main(["report", str(campaign)]) == 0
+    markdown = (campaign / "report" / "report.md").read_text()
+    assert status in markdown

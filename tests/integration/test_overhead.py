@@ -22,6 +22,10 @@ from analysis.overhead_model import built_layouts, design_for_kernel, slot_state
 CAMPAIGN = "overhead"
 # The swap slot caches (64 a vCPU) and an LRU batch (31 a vCPU) may keep a few pages from MADV_PAGEOUT.
 SLACK_PAGES = 2 * (64 + 31)
+# How far the kernel's memory moves between two states for reasons of its own (a CI run saw vswap's
+# static cost, 46 KiB by the model over the sizes' slots, grow by 104 KiB).  Less than the byte a slot
+# that a per-slot array more than the model would add over those 229376 slots.
+READ_NOISE_BYTES = 128 * 1024
 
 
 def overhead_run(kernel, backend):
@@ -99,7 +103,9 @@ def test_static_cost_grows_with_the_slots_as_the_model_says(kernel, backend):
     slots = large["swap_slots"] - small["swap_slots"]
     growth = static_delta(large) - static_delta(small)
     model = design_for_kernel(kernel).static_bytes_per_slot(backend) * slots
-    assert 0.5 * model <= growth <= 2 * model, f"B-A grew by {growth:.0f} B over {slots} slots; model {model:.0f} B"
+    assert 0.5 * model - READ_NOISE_BYTES <= growth <= 2 * model + READ_NOISE_BYTES, \
+        f"B-A grew by {growth:.0f} B over {slots} slots; model {model:.0f} B"
+    assert growth - model < slots, f"B-A grew by {growth:.0f} B: a byte a slot more than the model's {model:.0f} B"
     # The slot states (the baseline's swap_map, vswap's bitmaps) are vmalloc'ed: the accounted measure
     # sees them whole.  The baseline's swap_cgroup pages it does not; vswap's reverse map costs a device
     # almost nothing until slots are used.
