@@ -11,6 +11,8 @@ is refused: no value takes one, and a comment after a value would become part of
   warmup = N                  N discarded runs per kernel before the matrix
   aa = KERNEL ...             the A/A group: each KERNEL (of the kernel axis) run again under the label
                               KERNEL-aa, after the kernels in the order below
+  WORKLOAD.repetitions = N    that workload's runs N times instead (a campaign of workloads that need
+  WORKLOAD.aa = KERNEL ...    different numbers of repetitions, or an A/A group for some only)
 Settings apply from the general to the particular (KEY, WORKLOAD.KEY, BACKEND.KEY), then the axes.  The
 kernel axis is interleaved: on even repetitions its order is reversed (ABBA), so slow drift of the host
 does not favour one kernel; A/A labels take part in that order like kernels.  key=value overrides from the
@@ -37,8 +39,9 @@ COMMAND_LINE = "command line"
 COUNTS = {"repetitions": 1, "warmup": 0}
 # The key of the A/A group: the kernels run a second time under their A/A label (settings.aa_label).
 AA = "aa"
-# Keys of the whole plan, not of a run: no axis, no scope.
+# Keys of the whole plan, not of a run: no axis, no scope but a workload's for some of them.
 PLAN_LEVEL = tuple(COUNTS) + (AA,)
+WORKLOAD_PLAN_LEVEL = ("repetitions", AA)
 # Settings that choose which runs exist; a scope cannot set them for some runs only.
 UNSCOPABLE = ("kernel", "workload") + PLAN_KEYS + PLAN_LEVEL
 # What the kernels are built from: the series and the config fragments (git pathspecs), not the READMEs beside
@@ -56,14 +59,20 @@ class Campaign:
     counts: dict = field(default_factory=lambda: {name: Setting(name, str(n), "default")
                                                   for name, n in COUNTS.items()})
     overrides: list = field(default_factory=list)
-    aa: Setting = None  # the aa line: kernels given an A/A label, space-separated
+    # The aa lines: scope ("" for every workload, or a workload) -> Setting, kernels space-separated.
+    aa: dict = field(default_factory=dict)
 
     @property
     def name(self) -> str:
         return self.path.stem
 
-    def count(self, name: str) -> int:
-        return whole_number(self.counts[name].value, COUNTS[name], MAX_RUNS)
+    def count(self, name: str, workload: str = "") -> int:
+        """A count of the plan, or of WORKLOAD's runs when the campaign gives that workload its own."""
+        setting = self.counts.get(f"{workload}.{name}") or self.counts[name]
+        return whole_number(setting.value, COUNTS[name], MAX_RUNS)
+
+    def aa_line(self, workload: str = "") -> Setting:
+        return self.aa.get(workload, self.aa.get(""))
 
 
 def parse_campaign(path: Path) -> Campaign:
@@ -91,10 +100,10 @@ def apply_overrides(campaign: Campaign, arguments: list[str]):
 
 
 def _add_axis(campaign: Campaign, axis: Setting):
-    _check_key(axis)
     values = axis.value.split()
-    if axis.key in PLAN_LEVEL or not values:
+    if axis.key.rpartition(".")[2] in PLAN_LEVEL or not values:
         raise UsageError(f"{axis.origin}: 'axis {axis.key}' needs a setting and at least one value")
+    _check_key(axis)
     scope = axis.key.rpartition(".")[0]
     if scope and scope not in workload_names():
         raise UsageError(f"{axis.origin}: an axis can only be scoped by a workload, not '{scope}'")
@@ -107,14 +116,18 @@ def _add_axis(campaign: Campaign, axis: Setting):
 
 
 def _add_setting(campaign: Campaign, setting: Setting):
-    if setting.key in COUNTS:
-        problem = whole_number_problem(setting.value, COUNTS[setting.key], MAX_RUNS)
+    scope, _, key = setting.key.rpartition(".")
+    if key in PLAN_LEVEL and scope and (key not in WORKLOAD_PLAN_LEVEL or scope not in workload_names()):
+        raise UsageError(f"{setting.origin}: {key} is a key of the whole plan; only "
+                         f"{' and '.join(WORKLOAD_PLAN_LEVEL)} may be set for a workload's runs, not {scope}'s")
+    if key in COUNTS:
+        problem = whole_number_problem(setting.value, COUNTS[key], MAX_RUNS)
         if problem:
             raise UsageError(f"{setting.origin}: {setting.key} {problem}, not '{setting.value}'")
         campaign.counts[setting.key] = setting
         return
-    if setting.key == AA:
-        campaign.aa = setting
+    if key == AA:
+        campaign.aa[scope] = setting
         return
     _check_key(setting)
     _check_value(setting)
@@ -131,9 +144,6 @@ def _check_key(setting: Setting):
     if key == "label":
         raise UsageError(f"{setting.origin}: label is set by the plan; 'aa = KERNEL' runs KERNEL again "
                          f"under the label {aa_label('KERNEL')} (an A/A group)")
-    if scope and key in PLAN_LEVEL:
-        raise UsageError(f"{setting.origin}: {key} is a key of the whole plan; "
-                         f"it cannot be set for {scope}'s runs only")
     if is_setting_key(key) and key not in CHECKS:
         raise UsageError(f"{setting.origin}: unknown setting '{key}' (settings: {' '.join(sorted(CHECKS))})")
     if not scope:
@@ -171,13 +181,18 @@ class _Planner:
         self.default_workload = settings.get("workload") or harness_defaults()["workload"]
         self.kernels = campaign.axes.get("kernel") or [settings.get("kernel") or harness_defaults()["kernel"]]
         self.general = [s for key, s in settings.items() if "." not in key and key not in ("kernel", "workload")]
-        # The order of one repetition: (kernel, label) pairs, the kernels under their own name, then the A/A
-        # labels; the label is None for a kernel's own name.
-        self.order = [(kernel, None) for kernel in self.kernels] + self.aa_runs()
+        # Each aa line checked, whether or not a run of its workload is planned.
+        for scope in self.campaign.aa:
+            self.order(scope)
 
-    def aa_runs(self) -> list[tuple[Setting, Setting]]:
-        """(kernel, A/A label) of each kernel of the aa line, checked against the kernel axis."""
-        aa = self.campaign.aa
+    def order(self, workload: str = "") -> list[tuple[Setting, Setting]]:
+        """The order of one repetition of WORKLOAD's runs: (kernel, label) pairs, the kernels under their own
+        name, then the A/A labels; the label is None for a kernel's own name."""
+        return [(kernel, None) for kernel in self.kernels] + self.aa_runs(workload)
+
+    def aa_runs(self, workload: str) -> list[tuple[Setting, Setting]]:
+        """(kernel, A/A label) of each kernel of WORKLOAD's aa line, checked against the kernel axis."""
+        aa = self.campaign.aa_line(workload)
         if aa is None:
             return []
         names = [kernel.value for kernel in self.kernels]
@@ -236,18 +251,24 @@ class _Planner:
 
     def runs(self) -> list[RunSpec]:
         combos = self.combos()
+        # Each configuration with its workload's repetitions and order of kernels and A/A labels.
+        shapes = [(combo, self.campaign.count("repetitions", workload), self.order(workload))
+                  for combo in combos for workload in [self.workload_of(combo).value]]
         total = (self.campaign.count("warmup") * len(self.kernels)
-                 + self.campaign.count("repetitions") * len(combos) * len(self.order))
+                 + sum(repetitions * len(order) for _, repetitions, order in shapes))
         if total > MAX_RUNS:
             raise UsageError(f"{display_path(self.campaign.path)}: the plan has {total} runs, more than the "
                              f"{MAX_RUNS} a plan may have (a run takes a minute or more)")
         # Warm-ups warm the builds: an A/A label boots a build already warmed.
         runs = [self.run(combos[0], kernel, number, True)
                 for number in range(1, self.campaign.count("warmup") + 1) for kernel in self.kernels]
-        for repetition in range(1, self.campaign.count("repetitions") + 1):
-            order = self.order[::-1] if repetition % 2 == 0 else self.order
-            runs += [self.run(combo, kernel, repetition, False, label)
-                     for combo in combos for kernel, label in order]
+        # Repetition by repetition, so that a slow drift of the host spreads over every configuration; a
+        # configuration of fewer repetitions has its runs in the first ones.
+        for repetition in range(1, max(repetitions for _, repetitions, _ in shapes) + 1):
+            for combo, repetitions, order in shapes:
+                if repetition <= repetitions:
+                    runs += [self.run(combo, kernel, repetition, False, label)
+                             for kernel, label in (order[::-1] if repetition % 2 == 0 else order)]
         seen = set()
         for spec in runs:
             if spec.run_id in seen:
@@ -306,9 +327,13 @@ def write_plan(campaign: Campaign, runs: list[RunSpec], out: Path):
         "file": str(campaign.path),
         "overrides": campaign.overrides,
         "repetitions": campaign.count("repetitions"),
+        "workload_repetitions": {key.partition(".")[0]: campaign.count("repetitions", key.partition(".")[0])
+                                 for key in campaign.counts if key.endswith(".repetitions")},
         "warmup": campaign.count("warmup"),
         "kernels": [kernel.value for kernel in planner.kernels],
-        "labels": [label.value if label else kernel.value for kernel, label in planner.order],
+        # Every label a run of the plan may have, in the order of a repetition.
+        "labels": list(dict.fromkeys(label.value if label else kernel.value
+                                     for scope in [""] + list(campaign.aa) for kernel, label in planner.order(scope))),
         "runs": ids,
         # At plan time, as run.sh builds the kernels next: a campaign analysed later, after the series moved
         # on, is still known by what it ran.

@@ -65,6 +65,11 @@ BASE = "axis kernel = baseline vswap\nworkload = swap-verify\n"
     ("aa = nosuch", ["aa", "nosuch"]),
     ("aa = baseline baseline", ["baseline", "twice"]),
     ("zswap.aa = baseline", ["aa", "zswap"]),
+    ("swap-verify.aa = vswap", ["aa", "vswap", "baseline"]),
+    ("swap-verify.warmup = 1", ["warmup", "swap-verify"]),
+    ("swap-verify.repetitions = 0", ["repetitions", "0"]),
+    ("zswap.repetitions = 2", ["repetitions", "zswap"]),
+    ("axis swap-verify.repetitions = 1 2", ["repetitions"]),
     ("axis aa = baseline", ["aa"]),
     ("label = baseline-aa", ["label", "aa = KERNEL"]),
 ])
@@ -240,3 +245,30 @@ def test_a_resumed_plan_keeps_the_commits_of_its_first_plan(tmp_path):
     assert done.returncode == 0, done.stderr
     again = json.loads((out / "campaign.json").read_text())
     assert (again["project_commit"], again["series_commit"]) == ("a" * 40, "b" * 40)
+
+
+def test_a_workload_may_have_its_own_repetitions_and_aa_group(tmp_path):
+    """A campaign of workloads of different costs: kernel-build 2 repetitions with an A/A group, usemem 3
+    without, swapoff the campaign's 1; each repetition in the ABBA order of its workload's labels."""
+    done, out = plan(tmp_path, "axis kernel = baseline vswap\naxis workload = kernel-build usemem swapoff\n"
+                               "kernel-build.repetitions = 2\nkernel-build.aa = baseline\n"
+                               "usemem.repetitions = 3\n")
+    assert done.returncode == 0, done.stderr
+    assert [run_id.rpartition("-")[0] for run_id in plan_ids(out)] == [
+        "kernel-build-zswap-baseline-r1", "kernel-build-zswap-vswap-r1", "kernel-build-zswap-baseline-aa-r1",
+        "usemem-zswap-baseline-r1", "usemem-zswap-vswap-r1",
+        "swapoff-zswap-baseline-r1", "swapoff-zswap-vswap-r1",
+        "kernel-build-zswap-baseline-aa-r2", "kernel-build-zswap-vswap-r2", "kernel-build-zswap-baseline-r2",
+        "usemem-zswap-vswap-r2", "usemem-zswap-baseline-r2",
+        "usemem-zswap-baseline-r3", "usemem-zswap-vswap-r3"]
+    plan_json = json.loads((out / "campaign.json").read_text())
+    assert plan_json["repetitions"] == 1 and plan_json["workload_repetitions"] == {"kernel-build": 2, "usemem": 3}
+    assert plan_json["labels"] == ["baseline", "vswap", "baseline-aa"]
+    # From the command line too: the whole plan's count leaves a workload's own alone.
+    (tmp_path / "again").mkdir()
+    done, out = plan(tmp_path / "again", "axis kernel = baseline vswap\naxis workload = usemem swapoff\n"
+                                         "usemem.repetitions = 2\n", "repetitions=3", "usemem.aa=vswap")
+    assert done.returncode == 0, done.stderr
+    ids = [run_id.rpartition("-")[0] for run_id in plan_ids(out)]
+    assert ids.count("usemem-zswap-vswap-aa-r2") == 1 and "usemem-zswap-vswap-aa-r3" not in ids
+    assert len([i for i in ids if i.startswith("swapoff")]) == 6 and not any("aa" in i for i in ids if "swapoff" in i)
