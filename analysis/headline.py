@@ -26,6 +26,8 @@ from .presentation import formatting as fmt
 from .reference import COVER_LETTER_KERNEL_BUILD, COVER_LETTER_SWAPOFF, published_overhead, published_ratios
 from .systime import PUBLISHED_VERSION, PUBLISHED_WORKLOAD
 
+# The campaign that gives all three tables (campaigns/cover-letter.conf, ./run.sh's default).
+HEADLINE_CAMPAIGN = "cover-letter"
 SWAPOFF_WORKLOAD = "swapoff"
 # The swapoff workload's times of the swapoff process itself, by the word the tables use.
 SWAPOFF_METRICS = {"output.swapoff.sys_s": "sys", "output.swapoff.wall_s": "wall"}
@@ -147,7 +149,7 @@ def _labels(rows: pd.DataFrame) -> list:
 
 
 def sys_time_headline(judged: pd.DataFrame, base: str, new: str) -> Headline:
-    headline = Headline("sys-time", "Sys time", "kernel-build through", "precise",
+    headline = Headline("sys-time", "Sys time", "kernel-build through", HEADLINE_CAMPAIGN,
                         f"no kernel-build runs of both {base} and {new}",
                         "Sys time: kernel-build, the cgroup's system time (v3: 52 CPUs, memory.max=3G, 6.19)")
     rows = judged[(judged["workload"] == PUBLISHED_WORKLOAD) & (judged["metric"] == "sys")] if len(judged) else judged
@@ -166,7 +168,7 @@ def _size_key(params: str) -> tuple:
 
 
 def swapoff_headline(judged: pd.DataFrame, base: str, new: str) -> Headline:
-    headline = Headline("swapoff", "Swapoff", "swapoff", "swapoff", f"no swapoff runs of both {base} and {new}",
+    headline = Headline("swapoff", "Swapoff", "swapoff", HEADLINE_CAMPAIGN, f"no swapoff runs of both {base} and {new}",
                         "Swapoff: its sys and wall time at the largest size swapped (the other sizes: the swapoff "
                         "plot below; v3: 32 GB half full beside a 128 GB mapping, 6.14)")
     rows = (judged[(judged["workload"] == SWAPOFF_WORKLOAD) & judged["metric"].isin(list(SWAPOFF_METRICS))]
@@ -267,7 +269,7 @@ def _new_cells(row: _MemoryRow, scaled: pd.DataFrame, printed: pd.DataFrame, bas
 
 
 def memory_headline(fits: pd.DataFrame, base: str, new: str) -> Headline:
-    headline = Headline("memory-overhead", "Memory overhead", "kernel, backend", "overhead", "no overhead runs",
+    headline = Headline("memory-overhead", "Memory overhead", "kernel, backend", HEADLINE_CAMPAIGN, "no overhead runs",
                         f"Memory overhead: swap metadata a slot and an entry fitted from the overhead workload with "
                         f"95 % intervals, scaled to the cover letter's 32 GiB, beside v3's accounting as printed; "
                         f"{new}/{base} at {HEADLINE_USAGE} % full, its interval the quotient of the fits' interval "

@@ -47,6 +47,16 @@ def _started(campaign: Campaign) -> pd.DataFrame:
     return campaign.runs[campaign.runs["kernel"] != ""]
 
 
+# How a kernel splits time into user and system (kernel.json's cputime_accounting; a kernel built before the
+# field was recorded sampled it at the tick).
+SYS_ACCOUNTING = {"exact": "sys exact, accounted at every kernel entry and exit",
+                  "tick": "sys sampled at the tick"}
+
+
+def cputime_accounting(record: dict) -> str:
+    return record.get("cputime_accounting", "tick")
+
+
 def kernel_series(record: dict) -> str:
     """' + N patches to the last one's name' of a kernel.json, '' without patches."""
     patches = record.get("patches", [])
@@ -64,7 +74,7 @@ def provenance_line(campaign: Campaign) -> Section:
     for kernel, ids in runs.groupby("kernel")["kernel_id"].unique().items():
         record = campaign.kernels.get(kernel, {})
         kernels.append(f"{kernel} {record.get('base_version', '?')}{kernel_series(record)} "
-                       f"(kernel_id {', '.join(sorted(ids))})")
+                       f"(kernel_id {', '.join(sorted(ids))}, {SYS_ACCOUNTING[cputime_accounting(record)]})")
     counted = {column: ", ".join(f"{value} {n}" for value, n in runs[column].value_counts().items())
                for column in ("accelerator", "timing_mode")}
     section.line(f"{campaign.name}: {'; '.join(kernels)}. {len(runs)} runs, accelerator "

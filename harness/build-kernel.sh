@@ -186,6 +186,14 @@ cp "$obj/.config" "$kdir/config"
 cp "$obj/System.map" "$kdir/System.map"
 
 config_sha=$(sha256_of "$obj/.config")
+# How the kernel splits a task's time into user and system: at every kernel
+# entry and exit on every CPU, or by sampling where each tick lands.  A
+# result's sys is read by it.
+cputime_accounting=tick
+if grep -qx 'CONFIG_VIRT_CPU_ACCOUNTING_GEN=y' "$obj/.config" &&
+	grep -qx 'CONFIG_CONTEXT_TRACKING_USER_FORCE=y' "$obj/.config"; then
+	cputime_accounting=exact
+fi
 kernel_id=$(sha256_str "$kver ${patch_ids[*]} $config_sha $gcc_version${sanitized[*]:+ ${sanitized[*]}}")
 patch_fields=(patches:=[])
 sanitized_fields=()
@@ -194,7 +202,7 @@ for f in "${sanitized[@]}"; do sanitized_fields+=("kcsan_sanitized+=$f"); done
 for id in "${patch_ids[@]}"; do patch_fields+=("patches+=$id"); done
 vswap_bench write-record "$kdir/kernel.json" name="$name" variant="$variant" flavour="$flavour" \
 	kernel_id="${kernel_id:0:16}" input_id="$input_id" base_version="$kver" source="$KERNEL_SRC" \
-	source_id="$src_id" "${patch_fields[@]}" config_sha256="$config_sha" gcc_version="$gcc_version" \
+	source_id="$src_id" "${patch_fields[@]}" config_sha256="$config_sha" cputime_accounting="$cputime_accounting" gcc_version="$gcc_version" \
 	"${sanitized_fields[@]}" ccache:="$(command -v ccache >/dev/null && echo true || echo false)" build_seconds:="$build_seconds" \
 	built_at="$(date -u +%FT%TZ)" || die "cannot write $kdir/kernel.json"
 # The sizes of its swap structures, from this build (the overhead model's input;

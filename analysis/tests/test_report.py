@@ -1,5 +1,6 @@
 """A synthetic campaign with every kind of data renders, and the report names every plot it wrote."""
 import copy
+import json
 import re
 
 import pytest
@@ -130,3 +131,17 @@ def test_a_campaign_whose_only_run_failed_still_has_a_report(tmp_path, status):
     assert main(["report", str(campaign)]) == 0
     markdown = (campaign / "report" / "report.md").read_text()
     assert status in markdown
+
+
+def test_the_first_line_says_how_each_kernel_accounts_sys(tmp_path):
+    """A kernel.json says cputime_accounting (harness/build-kernel.sh from the kernel's config); one built
+    before it did sampled sys at the tick."""
+    campaign = tmp_path / "accounting"
+    write_run(campaign, kernel="baseline", backend="disk", repetition=1, real_s=1, sys_s=1)
+    run = write_run(campaign, kernel="vswap", backend="disk", repetition=1, real_s=1, sys_s=1)
+    kernel_json = run / "kernel.json"
+    kernel_json.write_text(json.dumps({**json.loads(kernel_json.read_text()), "cputime_accounting": "exact"}))
+    assert main(["report", str(campaign)]) == 0
+    markdown = (campaign / "report" / "report.md").read_text()
+    assert re.search(r"baseline [^;]*\(kernel_id b0b0b0b0b0b0b0b0, sys sampled at the tick\)", markdown), markdown
+    assert re.search(r"vswap [^;]*\(kernel_id f00df00df00df00d, sys exact, accounted at every kernel entry", markdown)
