@@ -2,7 +2,7 @@
 # analyse.  `make help` lists the targets.
 BUILD_DIR ?= $(CURDIR)/build
 export BUILD_DIR
-CAMPAIGN ?= results/standard
+CAMPAIGN ?= results/cover-letter
 CFLAGS ?= -O2 -g -Wall -Wextra -Werror
 PYTHON ?= /usr/bin/python3
 
@@ -26,9 +26,9 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(HOST_TEST_DIR)/%,$(wildcard tests/unit
 	test unit-test integration-test checkpatch build-check report clean distclean
 
 help:
-	@echo "The benchmark is ./run.sh [CAMPAIGN]: campaigns/standard.conf by default (both"
-	@echo "kernels, four workloads, 3 repetitions; 75 min under TCG here), first-look for a few"
-	@echo "minutes, quick is make test's; ./run.sh CAMPAIGN --dry-run shows the plan and its time."
+	@echo "The benchmark is ./run.sh [CAMPAIGN]: campaigns/cover-letter.conf by default (both"
+	@echo "kernels: the v3 cover letter's sys-time, memory-overhead and swapoff tables), first-look"
+	@echo "for a few minutes; ./run.sh CAMPAIGN --dry-run shows the plan and its time."
 	@echo "vswap-bench targets:"
 	@echo "  setup         install the Debian packages the harness needs (root)"
 	@echo "  kernels       build the baseline and vswap guest kernels (build/kernels/)"

@@ -2,12 +2,13 @@
 # run.sh [CAMPAIGN] [key=value ...] [--dry-run] [--resume [--replan]] [--shard K/N]
 #
 # The main job: plans CAMPAIGN (a file, or a name in campaigns/; default
-# "standard", 75 min under TCG on 2 cores; "first-look" takes minutes), builds
-# the kernels and the guest image it needs, runs every run in a fresh guest
-# and writes results/<campaign>/.  --dry-run prints the plan only; --resume
-# keeps finished runs and retries infrastructure failures and timeouts once,
-# on the plan the folder holds (its key=value overrides unless others are
-# given; a plan that changed is refused unless --replan is given too).
+# "cover-letter", the v3 cover letter's three tables; "first-look" takes
+# minutes), builds the kernels and the guest image it needs, runs every run
+# in a fresh guest and writes results/<campaign>/.  --dry-run prints the plan
+# only; --resume keeps finished runs and retries infrastructure failures and
+# timeouts once, on the plan the folder holds (its key=value overrides unless
+# others are given; a plan that changed is refused unless --replan is given
+# too).
 # --shard K/N runs only this host's share K of N (whole configurations); the
 # shares' folders merge into one with /usr/bin/python3 -m vswap_bench merge.
 # Exit 0 when every run is done (or unsupported by its kernel), 1 otherwise,
@@ -41,7 +42,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-campaign=${campaign:-standard}
+campaign=${campaign:-cover-letter}
 [ $replan = 0 ] || [ $resume = 1 ] || usage_error "--replan goes with --resume (a new campaign is planned anyway)"
 file=$campaign
 [ -f "$file" ] || file=$VB_TOP/campaigns/$campaign.conf
