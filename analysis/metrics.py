@@ -207,8 +207,9 @@ def _core_rows(result: dict) -> Iterator[MetricRow]:
         yield MetricRow("sys", cpu["system_usec"] / USEC_PER_S, "s", False)
     if _is_number(cpu.get("user_usec")):
         yield MetricRow("user", cpu["user_usec"] / USEC_PER_S, "s", False)
-    # usage_usec is the scheduler's exact runtime; the user/system split above is sampled at
-    # each tick (TICK_CPU_ACCOUNTING), so "cpu" is the steadier of the three under icount.
+    # usage_usec is the scheduler's exact runtime.  The user/system split above is as exact on a
+    # kernel that accounts at every kernel entry and exit (kernel.json's cputime_accounting "exact"),
+    # and sampled at each tick otherwise, where "cpu" is the steadier of the three under icount.
     if _is_number(cpu.get("usage_usec")):
         yield MetricRow("cpu", cpu["usage_usec"] / USEC_PER_S, "s", False)
     for key in ("memory.peak", "memory.swap.peak"):
