@@ -19,7 +19,7 @@ from . import verdicts
 from .loader import parse_params
 from .overhead_measured import scaled_table
 from .overhead_model import (
-    BUILT_SCENARIOS, DEFAULT_SWAP_BYTES, GIB, SCENARIOS, USAGE_PERCENTS, V3_OLD, V3_VSWAP, design_for_kernel,
+    BUILT_SCENARIOS, DEFAULT_SWAP_BYTES, GIB, MIB, SCENARIOS, USAGE_PERCENTS, V3_OLD, V3_VSWAP, design_for_kernel,
 )
 from .pairing import varying_params
 from .presentation import formatting as fmt
@@ -239,6 +239,20 @@ class _MemoryRow:
                 if self.scenario else fmt.MISSING)
 
 
+# The point of the most entries held, measured, beside what the line through the points below it says there
+# (MiB of C - C(0 %)): where the scaled columns stop being an extrapolation.
+TOP_POINT_COLUMN = "most entries held: measured, line of the rest (MiB)"
+
+
+def _top_point_text(fit) -> str:
+    if fmt.missing(getattr(fit, "top_measured_bytes", np.nan)) or fmt.missing(fit.top_fit_low):
+        return fmt.MISSING
+    measured, low, high = fit.top_measured_bytes / MIB, fit.top_fit_low / MIB, fit.top_fit_high / MIB
+    verdict = "within" if low <= measured <= high else "outside"
+    return (f"{fit.top_entries:,.0f}: {measured:.1f}, {fit.top_fit_bytes / MIB:.1f} [{low:.1f}, {high:.1f}] "
+            f"({verdict})")
+
+
 def _base_cells(row: _MemoryRow, base: str) -> dict:
     slot = (f"{fmt.fixed(row.fit.slot_slope, 2)} B a slot, paid at swapon," if row.backend != "zswap-only"
             else "no device,")
@@ -298,6 +312,7 @@ def memory_headline(fits: pd.DataFrame, base: str, new: str) -> Headline:
                                      f"{_interval(row.fit.entry_ci_low, row.fit.entry_ci_high)}",
                 f"MiB at {usages} % of {DEFAULT_SWAP_BYTES / GIB:g} GiB": " / ".join(
                     fmt.fixed(value, 1) for value in _scaled(scaled, kernel, backend, "measured (MiB)")),
+                TOP_POINT_COLUMN: _top_point_text(row.fit),
                 "v3 B/slot, B/entry": row.v3_bytes(),
                 f"v3 MB at {usages} %": " / ".join(f"{value:g}" for value in row.v3_mib) or fmt.MISSING,
                 ratio_column: fmt.MISSING, "v3": fmt.MISSING,

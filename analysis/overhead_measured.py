@@ -138,6 +138,20 @@ def fit_line(x, y) -> dict:
     return fit
 
 
+def largest_point_check(dynamic: pd.DataFrame) -> dict:
+    """The bytes measured at the most entries held against the line fitted to the points below it: what a
+    scaled table extrapolates, checked where it was measured.  top_fit_low/high are the ends of the slope's
+    interval at that many entries."""
+    top_entries = dynamic["entries"].max() if len(dynamic) else 0
+    below = dynamic[dynamic["entries"] < top_entries] if len(dynamic) else dynamic
+    fit = fit_line(below["entries"], below["delta"])
+    measured = dynamic[dynamic["entries"] == top_entries]["delta"].mean() if len(dynamic) else np.nan
+    return {"top_entries": top_entries, "top_measured_bytes": measured,
+            "top_fit_bytes": fit["intercept"] + fit["slope"] * top_entries,
+            "top_fit_low": fit["intercept"] + fit["ci_low"] * top_entries,
+            "top_fit_high": fit["intercept"] + fit["ci_high"] * top_entries}
+
+
 def _prefixed(prefix: str, fit: dict) -> dict:
     return {f"{prefix}_{key}": value for key, value in fit.items()}
 
@@ -171,7 +185,7 @@ def measured_fits(reads: pd.DataFrame, designs=BUILT_DESIGNS) -> pd.DataFrame:
             row |= {"max_slots": static["swap_slots"].max() if len(static) else 0,
                     "max_entries": top["entries"].max() if len(top) else 0,
                     "measured_total_bytes": (0 if np.isnan(top_static) else top_static)
-                    + (top["delta"].mean() if len(top) else 0)}
+                    + (top["delta"].mean() if len(top) else 0)} | largest_point_check(dynamic)
         drop = before_drop[before_drop["run_id"].isin(runs)]
         row["bytes_per_entry_before_drop"] = fit_line(drop["entries"], drop["delta"])["slope"]
         design = design_for_kernel(kernel, designs)

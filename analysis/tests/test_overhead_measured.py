@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from analysis.overhead_measured import (
-    agreement, dynamic_deltas, fit_line, measured_fits, output_reads, point_estimates, scaled_table, slab_changes,
-    static_deltas,
+    agreement, dynamic_deltas, fit_line, largest_point_check, measured_fits, output_reads, point_estimates,
+    scaled_table, slab_changes, static_deltas,
 )
 from analysis.overhead_model import (
     BUILT_DESIGNS, BUILT_SCENARIOS, GIB, LAYOUTS_DIR, MIB, LayoutError, built_design, built_layouts,
@@ -340,3 +340,19 @@ def test_fixture_has_the_shape_the_real_program_writes(tmp_path):
     assert set(reads["phase"]) == {"A", "B", "C"} and set(reads["read"]) == {0, 1, 2}
     fit = measured_fits(reads).iloc[0]
     assert fit["max_slots"] == 0 and np.isnan(fit["slot_slope"]) and fit["kernel_id"] == KERNELS["vswap"]
+
+
+def test_the_point_of_most_entries_is_held_against_the_line_of_the_others():
+    """What the scaled columns extrapolate is checked where a point was measured: a point on the others'
+    line is within its interval, one 10 % above it is not."""
+    noise = np.random.default_rng(7).normal(0, 2000, 4)
+    entries = np.array([0, 262144, 524288, 786432, 1048576])
+    on_line = pd.DataFrame({"entries": entries, "delta": 28.0 * entries + np.append(noise, 0)})
+    check = largest_point_check(on_line)
+    assert check["top_entries"] == 1048576 and check["top_measured_bytes"] == 28.0 * 1048576
+    assert check["top_fit_low"] <= check["top_measured_bytes"] <= check["top_fit_high"]
+    assert check["top_fit_bytes"] == pytest.approx(28.0 * 1048576, rel=0.01)
+    above = on_line.assign(delta=np.where(entries == entries.max(), 1.1 * 28.0 * entries, on_line["delta"]))
+    assert largest_point_check(above)["top_measured_bytes"] > largest_point_check(above)["top_fit_high"]
+    # Two points below the top give a line without an interval: nothing to hold the top against.
+    assert np.isnan(largest_point_check(on_line.iloc[[0, 1, 4]])["top_fit_low"])

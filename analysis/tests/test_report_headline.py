@@ -101,6 +101,10 @@ def test_memory_rows_set_v3s_table_and_its_bytes_beside_ours(tables):
                                                           "device is ")
     assert rows.loc["vswap, disk", "in words"].endswith("v3 reported 2.29 times: same direction, larger")
     assert [tone for tone in table.tones] == ["", "worse", "", "worse", "worse"]
+    # The point of most entries, measured, against the line through the others: the fixture's points lie on
+    # one line, with read noise.
+    top = rows.loc["vswap, disk", headline.TOP_POINT_COLUMN]
+    assert re.fullmatch(r"[\d,]+: [\d.]+, [\d.]+ \[[\d.]+, [\d.]+\] \(within\)", top), top
 
 
 def test_the_geometric_mean_is_of_the_time_rows_ratios(campaign, tables):
