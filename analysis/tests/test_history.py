@@ -31,7 +31,7 @@ def test_report_adds_the_campaign_to_the_index_beside_it(tmp_path):
     assert main(["report", str(campaign(tmp_path, "c", 20, "2026-12-01T10:00:00Z"))]) == 0
     rows = history.history(tmp_path / history.INDEX_NAME)
     assert set(rows["kernel"]) == {"baseline", "vswap"}
-    assert set(rows["metric"]) == {"cpu"}  # kernel-build's headline
+    assert set(rows["metric"]) == {"cpu", "sys"}  # kernel-build's headlines
     assert set(rows["date"]) == {"2026-12-01T10:00:00Z"}
 
 
