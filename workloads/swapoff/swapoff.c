@@ -155,9 +155,16 @@ static void map_region(struct region *r, enum region_id id, size_t pages, size_t
 		r->base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		close(fd);
 	} else {
-		/* The vmas region is reserved inaccessible and opened chunk by chunk below. */
+		/*
+		 * The vmas region is reserved inaccessible and opened chunk by
+		 * chunk below.  The sparse region holds no memory, so it is not
+		 * reserved against the commit limit: it may be larger than the
+		 * guest's memory and swap together, as the cover letter's
+		 * mapping is.
+		 */
 		r->base = mmap(NULL, len, chunk ? PROT_NONE : PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			       MAP_PRIVATE | MAP_ANONYMOUS | (id == REGION_SPARSE ? MAP_NORESERVE : 0),
+			       -1, 0);
 	}
 	if (r->base == MAP_FAILED)
 		vb_fail_sys("mmap");
