@@ -9,7 +9,7 @@ import pandas as pd
 
 from .loader import parse_params
 from .metrics import CORE_METRICS
-from .schema import STATUS_DONE
+from .schema import STATUS_DONE, STATUS_UNSUPPORTED
 from .stats import MIN_REPETITIONS, compare_samples, ratio_of_means, summarize
 
 COMPARISON_COLUMNS = [
@@ -19,7 +19,7 @@ COMPARISON_COLUMNS = [
 # Statuses that say the kernel (or the workload on it) failed: a crash, a hang, a workload that exited in
 # error. Any other status of a run that started, without data (failed-infra, interrupted, unsupported, an
 # unreadable result, no ending), is a lost run: it says nothing about the kernel, but the side it is missing
-# from is short. A planned run that never started has no kernel or configuration to be counted under: the
+# from is short (a side whose every run is unsupported is no side at all: pair_runs). A planned run that never started has no kernel or configuration to be counted under: the
 # gate judges its campaign incomplete (gate.py).
 FAILED_STATUSES = frozenset({"failed-workload", "kernel-crash", "timeout"})
 # The accelerator is only known once the runner has probed KVM: a run lost before that has "unknown", so
@@ -123,6 +123,10 @@ def pair_runs(runs: pd.DataFrame, side_column: str, base: str, new: str, match_c
     for key, group in placed[placed[side_column].isin([base, new])].groupby(keys, sort=True, dropna=False):
         sides = {side: group.loc[group[side_column] == side, "status"] for side in (base, new)}
         if sides[base].empty or sides[new].empty:
+            continue
+        # A kernel that cannot run the configuration at all (the baseline has no zswap without a device) is
+        # no side of a comparison: it is a difference of features, which the runs' statuses say.
+        if any((statuses == STATUS_UNSUPPORTED).all() for statuses in sides.values()):
             continue
         rows.append(dict(zip(keys, key), base_runs=_status_counts(sides[base]), new_runs=_status_counts(sides[new])))
     return pd.DataFrame(rows, columns=keys + ["base_runs", "new_runs"])

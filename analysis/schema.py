@@ -10,6 +10,7 @@ SUPPORTED_SCHEMAS = frozenset({1})
 
 # Statuses the runner writes; anything else is reported as unknown rather than treated as a failure.
 STATUS_DONE = Status.DONE.value
+STATUS_UNSUPPORTED = Status.UNSUPPORTED.value
 KNOWN_STATUSES = frozenset(status.value for status in Status)
 # The loader's own statuses: a planned run whose runner never wrote its run.json, and a done run whose
 # result.json cannot be used.

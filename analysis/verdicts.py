@@ -352,9 +352,10 @@ def most_runs_needed(judged: pd.DataFrame):
 def deciding_rows(judged: pd.DataFrame) -> pd.DataFrame:
     """The gated rows that are not "no change", worst outcome first: what a reader must look at."""
     rows = gated(judged)
-    rank = rows["outcome"].map(list(EXIT_STATUS).index)
-    deciding = rows[rows["outcome"] != NO_CHANGE].assign(_rank=rank)
-    return deciding.sort_values("_rank", kind="stable").drop(columns="_rank")
+    deciding = rows[rows["outcome"] != NO_CHANGE]
+    # Ranked after the filter: a Series assigned to an empty frame would lend it its own rows.
+    rank = deciding["outcome"].map(list(EXIT_STATUS).index)
+    return deciding.assign(_rank=rank).sort_values("_rank", kind="stable").drop(columns="_rank")
 
 
 def display_verdicts(judged: pd.DataFrame, base_label: str, new_label: str, config_columns) -> pd.DataFrame:

@@ -18,7 +18,8 @@ HOST = {"hostname": "testhost", "cpus": 2, "qemu": "QEMU emulator version 7.2.0"
 # What the guest and QEMU did for a run to end with each status (vswap_bench/outcome.py decides it).
 ENDINGS = {"done": {}, "failed-workload": {"workload_exit": 1},
            "kernel-crash": {"serial": "Kernel panic - not syncing: test\n"}, "timeout": {"qemu_exit": 124},
-           "failed-infra": {"result": False}, "interrupted": {"interrupted": True}}
+           "failed-infra": {"result": False}, "interrupted": {"interrupted": True},
+           "unsupported": {"result": False, "unsupported": "this kernel cannot swap to zswap without a device"}}
 
 
 def frame(name: str, text: str) -> str:
@@ -66,6 +67,8 @@ def write_run(campaign: Path, *, kernel: str, backend: str, repetition: int, rea
     elif ending.get("result", True) and "serial" not in ending:
         channel += frame("workload.stderr", "the workload failed")
         channel += frame("result.json", json.dumps(result | {"wall_s": None}))
+    if "unsupported" in ending:
+        channel += frame("unsupported", ending["unsupported"])
     (run_dir / "channel.raw").write_text(channel)
     (run_dir / "serial.log").write_text("[    0.000000] Linux version 6.12.118\n" + kernel_log + ending.get("serial", ""))
     qemu = {"accelerator": accelerator, "timing_mode": "realtime", "vcpus": 2, "guest_mem_mb": 512, "swap_mb": 1024,

@@ -107,6 +107,19 @@ def test_a_run_failed_on_the_base_side_only_is_inconclusive_with_the_reason(tmp_
     assert judged.loc["sys", "outcome"] == "inconclusive"
 
 
+def test_a_configuration_the_base_kernel_cannot_run_is_no_comparison(tmp_path):
+    """The baseline's zswap-only runs end unsupported at once (it cannot swap without a device): that
+    configuration compares nothing, and leaves the campaign's verdict to the others."""
+    campaign = two_kernels(tmp_path, sys_factor=1.0)
+    write_run(campaign, kernel="baseline", backend="zswap-only", repetition=1, real_s=0, sys_s=0,
+              status="unsupported")
+    write_run(campaign, kernel="vswap", backend="zswap-only", repetition=1, real_s=1, sys_s=1)
+    loaded = load_campaign(campaign)
+    judged = compare_kernels(loaded.metrics, loaded.runs, "baseline", "vswap")
+    assert "zswap-only" not in set(judged["backend"]), judged[judged["backend"] == "zswap-only"]
+    assert main(["compare", str(campaign), "--kernels", "baseline", "vswap"]) == EXIT_STATUS[NO_CHANGE]
+
+
 @pytest.mark.parametrize("floor", ["5", "-0.1", "five", "nan"])
 def test_a_margin_that_is_not_a_fraction_is_refused(tmp_path, floor, capsys):
     campaign = two_kernels(tmp_path, sys_factor=1.0)
