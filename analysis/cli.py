@@ -144,7 +144,7 @@ def print_judged(judged, base_label: str, new_label: str, config_columns, defaul
 
 
 def run_report(args) -> int:
-    from .report import build_report  # matplotlib is only imported when a report is built
+    from .report import SUMMARY_NAME, build_report  # matplotlib is only imported when a report is built
     campaign = load_campaign(args.campaign)
     try:
         index = build_report(campaign, base=args.base, new=args.new, swap_bytes=int(args.swap_size_gib * GIB))
@@ -152,6 +152,7 @@ def run_report(args) -> int:
         print(f"analysis report: cannot write the report of {campaign.path}: {error.strerror or error}",
               file=sys.stderr)
         return EXIT_ERROR
+    print((index.parent / SUMMARY_NAME).read_text(), end="")
     print(f"analysis report: {index}")
     results_index = args.index or campaign.path.parent / history.INDEX_NAME
     try:

@@ -386,6 +386,28 @@ def headline_section(tables: list, base: str, new: str) -> Section:
     return section
 
 
+# The first screen in words, beside index.html: what `analysis report` (and so run.sh) prints at its end.
+SUMMARY_NAME = "summary.txt"
+
+
+def summary_lines(tables: list, base: str, new: str) -> list[str]:
+    """The first screen in words, for a terminal: each table's rows as outcome and sentence (a table the
+    campaign lacks as its line), then the geometric mean of the time ratios."""
+    lines = [f"{new} against {base}, the cover letter's three tables:"]
+    for table in tables:
+        if table.table is None:
+            lines.append(f"  {table.lacking}")
+            continue
+        lines.append(f"  {table.title}:")
+        lines += [f"    {'' if row['outcome'] == fmt.MISSING else row['outcome'] + ': '}{row['in words']}"
+                  for _, row in table.table.iterrows()]
+    ratios = [ours for table in tables for ours, _ in table.ratios if ours == ours]
+    if ratios:
+        lines.append(f"  geometric mean of the {len(ratios)} time ratios ({new}/{base}): "
+                     f"{headline.geometric_mean(ratios):.3f}")
+    return lines
+
+
 def notes_section() -> Section:
     """Where v3's figures come from, and the printed ones that are not their own arithmetic."""
     section = Section("Notes")
@@ -437,9 +459,11 @@ def _write_report(campaign: Campaign, out_dir: Path, base: str, new: str, swap_b
     fits = measured_fits(reads)
     scaled = scaled_table(fits, swap_bytes)
     provenance = provenance_section(campaign)
+    tables = headline.headlines(judged, fits, base, new)
+    (out_dir / SUMMARY_NAME).write_text("\n".join(summary_lines(tables, base, new)) + "\n")
     sections = [
         provenance_line(campaign),
-        headline_section(headline.headlines(judged, fits, base, new), base, new),
+        headline_section(tables, base, new),
         notes_section(),
         verdicts_section(judged, base, new),
         systime_section(systime, base, new, plots.forest_plot(systime, out_dir, base, new), caveat),

@@ -172,3 +172,17 @@ def test_the_provenance_line_names_the_series_by_its_patches():
     patches = ["0001-mm-swap-decouple.patch:1f2e", "0062-mm-vswap-bounded-scan.patch:9a8b"]
     assert kernel_series({"patches": patches}) == " + 2 patches to 0062-mm-vswap-bounded-scan"
     assert kernel_series({"patches": []}) == ""
+
+
+def test_the_report_command_ends_with_the_first_screen_in_words(campaign, tables, capsys):
+    """run.sh's last lines are the report command's: each row of the three tables as outcome and sentence."""
+    assert main(["report", str(campaign), "--index", str(campaign.parent / "index.sqlite")]) == 0
+    printed = capsys.readouterr().out
+    summary = (campaign / "report" / "summary.txt").read_text()
+    assert printed.startswith(summary) and summary.startswith(f"{NEW} against {BASE}, the cover letter's three tables")
+    for table in tables.values():
+        assert f"  {table.title}:\n" in summary
+        for _, row in table.table.iterrows():
+            outcome = "" if row["outcome"] == "–" else f"{row['outcome']}: "
+            assert f"\n    {outcome}{row['in words']}\n" in summary
+    assert re.search(r"geometric mean of the \d+ time ratios \(vswap/baseline\): \d\.\d{3}\n", summary)
