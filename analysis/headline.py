@@ -66,12 +66,12 @@ class Headline:
                f"(./run.sh {self.campaign})."
 
 
-def against_v3(ratio: float, low: float, high: float, v3: float) -> str:
-    """How our ratio and its interval stand to v3's ratio, in words."""
+def against_v3(ratio: float, low: float, high: float, v3: float, version: str = PUBLISHED_VERSION) -> str:
+    """How our ratio and its interval stand to the ratio VERSION of the series published, in words."""
     if fmt.missing(low):
         return "ours has no interval to hold against it"
     if low <= 1 <= high:
-        return "our interval holds no change and " + ("v3's too" if low <= v3 <= high else "not v3's")
+        return "our interval holds no change and " + (f"{version}'s too" if low <= v3 <= high else f"not {version}'s")
     if (ratio > 1) != (v3 > 1):
         return "opposite direction"
     if low <= v3 <= high:
@@ -85,9 +85,9 @@ def _decimals(low: float, high: float) -> int:
     return 1 if fmt.missing(half_width) or half_width <= 0 else min(3, max(1, -math.floor(math.log10(half_width))))
 
 
-def time_sentence(row, word: str, what: str, v3: float, new: str) -> str:
+def time_sentence(row, word: str, what: str, v3: float, new: str, version: str = PUBLISHED_VERSION) -> str:
     """'vswap spends 0.3 % less sys on kernel-build through zswap with a device [-0.4, -0.2]; v3 reported
-    -1.25 %: same direction, smaller'."""
+    -1.25 %: same direction, smaller', V3 being the ratio VERSION of the series published."""
     if fmt.missing(row.ratio):
         return row.reason
     verb, noun = TIME_WORDS[word]
@@ -98,7 +98,8 @@ def time_sentence(row, word: str, what: str, v3: float, new: str) -> str:
     else:
         text += f" [{100 * (row.ci_low - 1):+.{digits}f}, {100 * (row.ci_high - 1):+.{digits}f}]"
     if not fmt.missing(v3):
-        text += f"; v3 reported {100 * (v3 - 1):+.2f} %: {against_v3(row.ratio, row.ci_low, row.ci_high, v3)}"
+        text += (f"; {version} reported {100 * (v3 - 1):+.2f} %: "
+                 f"{against_v3(row.ratio, row.ci_low, row.ci_high, v3, version)}")
     return text
 
 
@@ -124,6 +125,7 @@ def _time_table(headline: Headline, rows: pd.DataFrame, published: pd.DataFrame,
     for row, (label, what), word in zip(rows.itertuples(), subjects, words):
         found = by_key.get((row.backend, row.metric))
         v3 = found.ratio if found is not None else float("nan")
+        version = found.version if found is not None else PUBLISHED_VERSION
         cells.append({
             headline.label: label,
             f"{base} (s)": _mean_sd_n(row.base_mean, row.base_sd, row.base_n),
@@ -131,7 +133,7 @@ def _time_table(headline: Headline, rows: pd.DataFrame, published: pd.DataFrame,
             f"{new}/{base} [95 % CI]": fmt.ratio_ci(row.ratio, row.ci_low, row.ci_high) or fmt.MISSING,
             "v3": _published_text(found),
             "outcome": row.outcome,
-            "in words": time_sentence(row, word, what, v3, new),
+            "in words": time_sentence(row, word, what, v3, new, version),
         })
         headline.ratios.append((row.ratio, v3))
     headline.table = pd.DataFrame(cells)

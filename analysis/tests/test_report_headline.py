@@ -73,6 +73,8 @@ def test_swapoff_rows_are_the_largest_size_beside_v3s_11_48_to_9_96(tables):
                         r"\[-\d+\.\d, -\d+\.\d\]; v3 reported -13\.24 %: same direction, about the same size",
                         sys["in words"])
     assert wall["in words"].startswith("vswap takes 4") and "less wall time" in wall["in words"]
+    # v3 prints no wall time: the figure beside ours is RFC v1's, and the sentence says whose it is.
+    assert "RFC v1 reported -54.23 %" in wall["in words"] and "v3" not in wall["in words"]
 
 
 def test_memory_rows_set_v3s_table_and_its_bytes_beside_ours(tables):
