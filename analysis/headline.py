@@ -58,7 +58,9 @@ class Headline:
     caption: str = ""
     table: pd.DataFrame = None
     tones: list = field(default_factory=list)
-    ratios: list = field(default_factory=list)  # (ours, v3's) of the time rows, for the geometric mean
+    # (ours, the published ratio, the version of the series that published it) of the time rows, for the
+    # geometric mean
+    ratios: list = field(default_factory=list)
 
     @property
     def lacking(self) -> str:
@@ -135,7 +137,7 @@ def _time_table(headline: Headline, rows: pd.DataFrame, published: pd.DataFrame,
             "outcome": row.outcome,
             "in words": time_sentence(row, word, what, v3, new, version),
         })
-        headline.ratios.append((row.ratio, v3))
+        headline.ratios.append((row.ratio, v3, version))
     headline.table = pd.DataFrame(cells)
     headline.tones = [TONES.get(outcome, "") for outcome in rows["outcome"]]
     return headline

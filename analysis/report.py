@@ -369,14 +369,18 @@ def headline_section(tables: list, base: str, new: str) -> Section:
     """The answer: the cover letter's three tables (headline.py), each a line when the campaign lacks its data,
     after the geometric mean of their time ratios."""
     section = Section(f"{new} against {base}: the cover letter's three tables")
-    pairs = [pair for table in tables for pair in table.ratios if pair[0] == pair[0]]
-    if pairs:
-        with_v3 = [v3 for _, v3 in pairs if v3 == v3]
-        v3_text = (f"; v3's of the {'same' if len(with_v3) == len(pairs) else f'{len(with_v3)} of them with a'} "
-                   f"rows: {headline.geometric_mean(with_v3):.3f}" if with_v3 else "")
-        section.text(f"Geometric mean of the {len(pairs)} time ratios below ({new}/{base}, the sys-time and swapoff "
-                     f"rows; below 1 {new} spends less time): {headline.geometric_mean([r for r, _ in pairs]):.3f}"
-                     f"{v3_text}. Rows are coloured by outcome: red worse for {new}, green better, grey no change, "
+    rows = [row for table in tables for row in table.ratios if row[0] == row[0]]
+    if rows:
+        published = [(theirs, version) for _, theirs, version in rows if theirs == theirs]
+        versions = pd.Series([version for _, version in published]).value_counts(sort=False)
+        whose = (f"{versions.index[0]}'s" if len(versions) == 1
+                 else "the published ones (" + ", ".join(f"{version}: {n}" for version, n in versions.items()) + ")")
+        rows_text = "same" if len(published) == len(rows) else f"{len(published)} of them with a"
+        published_text = (f"; {whose} of the {rows_text} rows: "
+                          f"{headline.geometric_mean([theirs for theirs, _ in published]):.3f}" if published else "")
+        section.text(f"Geometric mean of the {len(rows)} time ratios below ({new}/{base}, the sys-time and swapoff "
+                     f"rows; below 1 {new} spends less time): {headline.geometric_mean([r[0] for r in rows]):.3f}"
+                     f"{published_text}. Rows are coloured by outcome: red worse for {new}, green better, grey no change, "
                      f"yellow undecided.")
     for table in tables:
         if table.table is None:
@@ -401,7 +405,7 @@ def summary_lines(tables: list, base: str, new: str) -> list[str]:
         lines.append(f"  {table.title}:")
         lines += [f"    {'' if row['outcome'] == fmt.MISSING else row['outcome'] + ': '}{row['in words']}"
                   for _, row in table.table.iterrows()]
-    ratios = [ours for table in tables for ours, _ in table.ratios if ours == ours]
+    ratios = [row[0] for table in tables for row in table.ratios if row[0] == row[0]]
     if ratios:
         lines.append(f"  geometric mean of the {len(ratios)} time ratios ({new}/{base}): "
                      f"{headline.geometric_mean(ratios):.3f}")
