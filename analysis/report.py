@@ -380,8 +380,8 @@ def headline_section(tables: list, base: str, new: str) -> Section:
                           f"{headline.geometric_mean([theirs for theirs, _ in published]):.3f}" if published else "")
         section.text(f"Geometric mean of the {len(rows)} time ratios below ({new}/{base}, the sys-time and swapoff "
                      f"rows; below 1 {new} spends less time): {headline.geometric_mean([r[0] for r in rows]):.3f}"
-                     f"{published_text}. Rows are coloured by outcome: red worse for {new}, green better, grey no change, "
-                     f"yellow undecided.")
+                     f"{published_text}. Rows are coloured by outcome: red worse for {new}, green better, grey no "
+                     f"change, yellow undecided.")
     for table in tables:
         if table.table is None:
             section.text(table.lacking, name=table.name)
