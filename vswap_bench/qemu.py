@@ -30,6 +30,15 @@ class Guest:
     kernel_args: str = ""
 
 
+def kernel_args(user_args: str, swap_disk: str, swap_mb: int) -> str:
+    """The run's module parameters: USER_ARGS (the kernel_args setting), and with swap_disk=brd one RAM disk
+    of SWAP_MB, whose size brd takes only at boot."""
+    words = user_args.split()
+    if swap_disk == "brd":
+        words += ["brd.rd_nr=1", f"brd.rd_size={swap_mb << 10}"]
+    return " ".join(words)
+
+
 def option_value(path) -> str:
     """PATH as the value of a -drive or -fw_cfg option, which QEMU splits at commas: a comma is written twice."""
     return str(path).replace(",", ",,")

@@ -330,7 +330,8 @@ def run_one(params: Path, run_dir: Path) -> int:
             return Status.INTERRUPTED.exit_code
         runfiles.write_status(run_dir, Status.RUNNING, "", started)
         guest = qemu.Guest(kernel_dir / "bzImage", Path(image), run_dir / "spec", int(spec["vcpus"]),
-                           int(spec["guest_mem_mb"]), spec["kernel_args"])
+                           int(spec["guest_mem_mb"]),
+                           qemu.kernel_args(spec["kernel_args"], spec["swap_disk"], int(spec["swap_mb"])))
         try:
             booted = boot(spec, run_dir, guest, disks, interrupts, run_lock)
             if qemu_crashed_before_the_agent(booted["qemu_exit"], run_dir) and not interrupts.stopped_child:

@@ -94,9 +94,10 @@ class RunSpec:
                              f"(the memory left to the workload), not 'max'")
         # The RAM disk's pages come out of the guest's memory (the agent's watch_ram_disk): under global
         # pressure that is the memory the workload swaps to make room in, and a page swapped out frees none.
-        if self["pressure"] == "global" and self["swap_disk"] == "ram" and self["backend"] in ("disk", "zswap"):
-            raise UsageError(f"{self.settings['swap_disk'].origin}: swap_disk=ram takes each page it stores from "
-                             f"the memory pressure=global leaves the workload: use swap_disk=virtio")
+        in_guest_memory = self["swap_disk"] in ("ram", "brd")
+        if self["pressure"] == "global" and in_guest_memory and self["backend"] in ("disk", "zswap"):
+            raise UsageError(f"{self.settings['swap_disk'].origin}: swap_disk={self['swap_disk']} takes each page "
+                             f"it stores from the memory pressure=global leaves the workload: use swap_disk=virtio")
         if memory_max.value != "max" and size_bytes(memory_max.value) >= int(self["guest_mem_mb"]) << 20:
             raise UsageError(f"{memory_max.origin}: memory_max={memory_max.value} is not below the guest's "
                              f"memory (guest_mem_mb={self['guest_mem_mb']})")

@@ -349,6 +349,9 @@ def _kernel_args(value: str):
         if not KERNEL_ARG_PATTERN.fullmatch(word):
             return (f"has '{word}', which is not a module parameter MODULE.PARAM=VALUE (letters, digits and "
                     "_ . , : / + -); other words reach the guest's init or change how it boots")
+        if word.startswith("brd."):
+            return (f"has '{word}': the runner sizes the RAM disk from swap_mb when swap_disk=brd, and a size "
+                    "given here would contradict the one recorded")
     return None
 
 
@@ -382,7 +385,7 @@ CHECKS = {
     "zswap_pool_percent": _whole(1, 100),
     "zram_size": _size(1, may_be_max=False),
     "rotational": _one_of("0", "1"),
-    "swap_disk": _one_of("virtio", "ram"),
+    "swap_disk": _one_of("virtio", "ram", "brd"),
     "aslr": _one_of("0", "1"),
     "timeout": _whole(MIN_TIMEOUT_S, MAX_TIMEOUT_S),
     "verify_poll": _whole(0, MAX_TIMEOUT_S),

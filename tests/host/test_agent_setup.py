@@ -97,7 +97,8 @@ def test_the_ram_disks_room_is_what_the_guest_has_left_beside_the_bench_cgroup()
 def test_a_ram_disk_left_no_room_ends_the_run_before_the_workload_with_the_reason():
     """memory_max=448M in a 512 MiB guest is a valid limit, but leaves the disk nothing: the watch would
     stop the workload at its first look, saying the disk holds 0 MiB, more than a negative room."""
-    done = agent(["ram_disk_room_kb"], 'ram_disk_room_kb 430080 524288 448M; echo "room $RAM_DISK_ROOM_KB"')
+    done = agent(["ram_disk_room_kb"], 'ram_disk_room_kb 430080 524288 448M; echo "room $RAM_DISK_ROOM_KB"',
+                 VB_SWAP_DISK="ram")
     assert done.returncode == 3, done.stdout + done.stderr
     assert done.stdout.startswith("give_up infra swap_disk=ram:") and "no room" in done.stdout, done.stdout
 
@@ -151,3 +152,26 @@ def test_sizes_of_2_gib_and_more_are_read_as_exact_bytes(tmp_path):
     (tmp_path / "vmstat").write_text("pgpgout 3000000100\npswpout 7\n")
     done = agent(["kv_json", "vmstat_delta_json"], f'vmstat_delta_json "{tmp_path / "vmstat"}"', WORK=str(tmp_path))
     assert done.stdout == '{"pgpgout": 3000000000, "pswpout": 2}', done.stdout + done.stderr
+
+
+def test_a_brd_disk_is_checked_whole_against_the_room_before_the_workload():
+    """brd allocates a page as each slot is first written and says nowhere how many it holds: the whole
+    disk must fit beside the bench cgroup, or the run ends before the workload with the reason."""
+    done = agent(["brd_fits"], 'brd_fits 262144; echo fits', VB_SWAP_MB="256")
+    assert done.returncode == 0 and done.stdout.strip() == "fits", done.stdout + done.stderr
+    done = agent(["brd_fits"], 'brd_fits 262143; echo fits', VB_SWAP_MB="256")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stdout.startswith("give_up infra swap_disk=brd:") and "swap_mb=256" in done.stdout, done.stdout
+
+
+def test_a_brd_disk_of_another_size_than_swap_mb_is_refused(tmp_path):
+    """The size comes from the kernel's command line: a disk the runner did not size (brd's own default,
+    4 MiB) must not be taken for the swap_mb asked."""
+    block = tmp_path / "sys" / "block" / "ram0"
+    block.mkdir(parents=True)
+    (block / "size").write_text("8192\n")
+    script = f'sed_root="{tmp_path}"; eval "$(declare -f brd_swap_disk | sed "s#/sys/block#$sed_root/sys/block#")"; '
+    done = agent(["brd_swap_disk"], script + 'BRD_DISK=/dev/ram0; brd_swap_disk; echo "dev $dev"', VB_SWAP_MB="4")
+    assert done.returncode == 0 and done.stdout.strip() == "dev /dev/ram0", done.stdout + done.stderr
+    done = agent(["brd_swap_disk"], script + 'BRD_DISK=/dev/ram0; brd_swap_disk; echo "dev $dev"', VB_SWAP_MB="256")
+    assert done.returncode == 3 and "holds 4 MiB, not swap_mb=256" in done.stdout, done.stdout + done.stderr

@@ -42,11 +42,12 @@ BASE = "axis kernel = baseline vswap\nworkload = swap-verify\n"
     ("zswap_pool_percent = 500", ["zswap_pool_percent"]),
     ("zswap_compressor = nosuch", ["zswap_compressor", "nosuch"]),
     ("rotational = 7", ["rotational"]),
-    ("swap_disk = nvme", ["swap_disk", "virtio ram"]),
+    ("swap_disk = nvme", ["swap_disk", "virtio ram brd"]),
     ("aslr = 2", ["aslr", "0 1"]),
     # Only module parameters: other words reach the guest's init, or change how it boots or what it shows.
     ("kernel_args = vswap.slots=1024 init=/bin/sh", ["kernel_args", "init=/bin/sh", "MODULE.PARAM=VALUE"]),
     ("kernel_args = quiet", ["kernel_args", "quiet"]),
+    ("kernel_args = brd.rd_size=4096", ["kernel_args", "brd.rd_size=4096", "swap_mb"]),
     ("kernel_args = snapshot", ["kernel_args", "snapshot"]),
     ("kernel_args = BASH_ENV=/x", ["kernel_args", "BASH_ENV"]),
     ("kernel_args = vswap.slots=1;reboot", ["kernel_args", "vswap.slots=1;reboot"]),

@@ -22,7 +22,7 @@ PYTHON = "/usr/bin/python3"
 class Run:
     """A planned run of swap-verify on fake inputs, replaying the recorded guest RECORDING."""
 
-    def __init__(self, root: Path, recording: str, *, hang_s=None):
+    def __init__(self, root: Path, recording: str, *, hang_s=None, settings=""):
         inputs = root / "inputs"
         (inputs / "kernels" / "baseline").mkdir(parents=True)
         (inputs / "kernels" / "baseline" / "bzImage").write_text("not a kernel")
@@ -38,7 +38,7 @@ class Run:
                     "VB_KERNELS_DIR": str(inputs / "kernels"), "VB_IMAGE_JSON": str(inputs / "guest.json"),
                     "BUILD_DIR": str(root / "build")}
         conf = root / "c.conf"
-        conf.write_text("kernel = baseline\nworkload = swap-verify\ntimeout = 90\n")
+        conf.write_text("kernel = baseline\nworkload = swap-verify\ntimeout = 90\n" + settings)
         planned = subprocess.run([PYTHON, "-m", "vswap_bench", "plan", conf, root / "c"], env=self.env,
                                  capture_output=True, text=True, check=True)
         assert planned.stdout.strip() == "1"
@@ -115,6 +115,17 @@ def test_a_clean_guest_gives_every_file_of_the_run_folder(tmp_path):
     assert recorded["qemu_exit"] == 0 and recorded["timing_mode"] == "realtime"
     assert recorded["command"].startswith("qemu-system-x86_64 -machine pc -m 512 -smp 2 -kernel ")
     assert (run.dir / "kernel.json").read_text() == '{"schema": 1, "kernel_id": "k-id"}\n'
+
+
+def test_a_brd_swap_disk_is_sized_on_the_kernels_command_line_from_swap_mb(tmp_path):
+    """brd takes its size only at boot: without it the guest has brd's 4 MiB default, which the agent
+    refuses; the user's own module parameters stay before it."""
+    run = Run(tmp_path, "clean", settings="swap_disk = brd\nswap_mb = 256\nkernel_args = vswap.slots=4096\n")
+    done = run.run()
+    assert done.returncode == 0, done.stderr
+    command = json.loads((run.dir / "qemu.json").read_text())["command"]
+    assert " no_timer_check vswap.slots=4096 brd.rd_nr=1 brd.rd_size=262144 -drive " in command, command
+    assert "VB_SWAP_DISK=brd" in (run.dir / "spec").read_text().splitlines()
 
 
 def test_records_are_stored_while_the_guest_still_runs(tmp_path):

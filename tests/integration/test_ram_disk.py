@@ -1,24 +1,30 @@
-"""Checks on the ram-disk campaign (tests/campaigns/ram-disk.conf, issue #15):
-swap through a loop device over a tmpfs file, and a kernel build that reads no file
+"""Checks on the ram-disk campaign (tests/campaigns/ram-disk.conf):
+swap through a loop device over a tmpfs file and through brd, and a kernel build that reads no file
 from a disk while it runs."""
 import pytest
 
-from test_campaigns import load, only_run
+from test_campaigns import load, runs
 
 
-def ram_disk_run(kernel, workload):
-    return only_run("ram-disk", kernel=kernel, workload=workload)
+def ram_disk_run(kernel, workload, swap_disk="ram"):
+    """The one run of the ram-disk campaign of KERNEL and WORKLOAD whose swap device was SWAP_DISK."""
+    found = [run for run in runs("ram-disk")
+             if (load(run / "run.json")["kernel"], load(run / "run.json")["workload"],
+                 load(run / "run.json")["settings"]["swap_disk"]) == (kernel, workload, swap_disk)]
+    assert len(found) == 1, f"{len(found)} runs of {kernel} {workload} on swap_disk={swap_disk}"
+    return found[0]
 
 
 @pytest.mark.parametrize("kernel", ["baseline", "vswap"])
-@pytest.mark.parametrize("workload", ["usemem", "kernel-build"])
-def test_swap_goes_to_the_loop_device_and_not_to_the_virtio_disk(kernel, workload):
-    run = ram_disk_run(kernel, workload)
+@pytest.mark.parametrize("workload,swap_disk,device", [("usemem", "ram", "loop0"), ("usemem", "brd", "ram0"),
+                                                       ("kernel-build", "ram", "loop0")])
+def test_swap_goes_to_the_ram_device_and_not_to_the_virtio_disk(kernel, workload, swap_disk, device):
+    run = ram_disk_run(kernel, workload, swap_disk)
     status = load(run / "status.json")
     assert status["status"] == "done", status["reason"]
     result = load(run / "result.json")
-    assert result["swap_disk"] == {"kind": "ram", "rotational": 0}
-    assert set(result["swaps"]) == {"loop0"}, f"swap areas: {result['swaps']}"
+    assert result["swap_disk"] == {"kind": swap_disk, "rotational": 0}
+    assert set(result["swaps"]) == {device}, f"swap areas: {result['swaps']}"
     assert result["vmstat_delta"]["pswpout"] > 1000, "too little went out to tell where it went"
     # zswap is off: every page out is a write to the one swap area.
     assert result["vmstat_delta"]["zswpout"] == 0
