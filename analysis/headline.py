@@ -40,6 +40,9 @@ TIME_WORDS = {"sys": ("spends", "sys"), "wall": ("takes", "wall time")}
 HEADLINE_USAGE = 50
 BACKEND_PHRASES = {"disk": "through a swap device", "zswap": "through zswap with a device",
                    "zswap-only": "through zswap without a device"}
+# The swap device of a disk row by its swap_disk setting, where it is not a disk as the host's (virtio): a
+# loop device and brd are in the guest's memory, and brd is synchronous (read around the swap cache).
+SWAP_DISK_PHRASES = {"ram": "a loop device in guest memory", "brd": "a synchronous RAM disk (brd)"}
 TONES = {verdicts.REGRESSION: "worse", verdicts.POSSIBLE_REGRESSION: "slightly-worse",
          verdicts.IMPROVEMENT: "better", verdicts.POSSIBLE_IMPROVEMENT: "slightly-better",
          verdicts.NO_CHANGE: "same", verdicts.INCONCLUSIVE: "unclear"}
@@ -105,6 +108,13 @@ def time_sentence(row, word: str, what: str, v3: float, new: str, version: str =
     return text
 
 
+def through(row) -> str:
+    """How ROW's pages were swapped: its backend, and for the disk one the kind of device when the swap_disk
+    setting made it other than a virtio disk."""
+    device = SWAP_DISK_PHRASES.get(parse_params(row.settings).get("swap_disk")) if row.backend == "disk" else None
+    return f"through {device}" if device else BACKEND_PHRASES.get(row.backend, "through " + row.backend)
+
+
 def _mean_sd_n(mean, sd, n) -> str:
     return fmt.MISSING if fmt.missing(mean) else f"{fmt.mean_sd(mean, sd)} (n={n:.0f})"
 
@@ -160,8 +170,7 @@ def sys_time_headline(judged: pd.DataFrame, base: str, new: str) -> Headline:
     if rows.empty:
         return headline
     published = published_ratios(COVER_LETTER_KERNEL_BUILD)
-    subjects = [(label, f"on kernel-build {BACKEND_PHRASES.get(row.backend, 'through ' + row.backend)}")
-                for label, row in zip(_labels(rows), rows.itertuples())]
+    subjects = [(label, f"on kernel-build {through(row)}") for label, row in zip(_labels(rows), rows.itertuples())]
     return _time_table(headline, rows, published[published["version"] == PUBLISHED_VERSION], subjects,
                        ["sys"] * len(rows), base, new)
 
@@ -190,7 +199,7 @@ def swapoff_headline(judged: pd.DataFrame, base: str, new: str) -> Headline:
         shown = ", ".join(f"{name}={sizes[name]}" for name in SWAPOFF_SIZE_PARAMS if name in sizes)
         swapped = f"{sizes['SIZE_MB']} MiB" if "SIZE_MB" in sizes else "its pages"
         subjects.append((f"{word}, {row.backend}, {shown}".rstrip(", "),
-                         f"swapping off {swapped} {BACKEND_PHRASES.get(row.backend, 'from ' + row.backend)}"))
+                         f"swapping off {swapped} {through(row)}"))
     return _time_table(headline, rows, published_ratios(COVER_LETTER_SWAPOFF), subjects, words, base, new)
 
 

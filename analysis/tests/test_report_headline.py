@@ -2,6 +2,7 @@
 outcome; what a campaign lacks said in a line; the rest collapsed; no nan anywhere."""
 import math
 import re
+from collections import namedtuple
 
 import pytest
 
@@ -61,6 +62,14 @@ def test_sys_time_rows_say_ours_and_v3s_in_words(tables):
                         r"\[\+\d\.\d, \+\d+\.\d\]; "
                         r"v3 reported -0\.51 %: opposite direction", disk["in words"])
     assert dict(zip(table.table["kernel-build through"], table.tones)) == {"zswap": "slightly-better", "disk": "worse"}
+
+
+def test_a_disk_row_names_the_swap_device_when_it_is_not_a_disk():
+    row = namedtuple("Row", "backend settings")
+    assert headline.through(row("disk", "aslr=0,swap_disk=brd")) == "through a synchronous RAM disk (brd)"
+    assert headline.through(row("disk", "swap_disk=ram")) == "through a loop device in guest memory"
+    assert headline.through(row("disk", "aslr=0")) == "through a swap device"
+    assert headline.through(row("zswap", "swap_disk=brd")) == "through zswap with a device"
 
 
 def test_swapoff_rows_are_the_largest_size_beside_v3s_11_48_to_9_96(tables):
