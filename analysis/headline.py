@@ -169,6 +169,9 @@ def sys_time_headline(judged: pd.DataFrame, base: str, new: str) -> Headline:
     rows = judged[(judged["workload"] == PUBLISHED_WORKLOAD) & (judged["metric"] == "sys")] if len(judged) else judged
     if rows.empty:
         return headline
+    modes = {parse_params(settings).get("thp", "kernel") for settings in rows["settings"]}
+    if len(modes) == 1 and modes != {"kernel"}:
+        headline.caption += f"; transparent huge pages {modes.pop()}"
     published = published_ratios(COVER_LETTER_KERNEL_BUILD)
     subjects = [(label, f"on kernel-build {through(row)}") for label, row in zip(_labels(rows), rows.itertuples())]
     return _time_table(headline, rows, published[published["version"] == PUBLISHED_VERSION], subjects,

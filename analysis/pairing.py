@@ -146,9 +146,13 @@ def split_config(frame: pd.DataFrame, columns) -> tuple[list, dict]:
 
 
 def varying_params(frame: pd.DataFrame) -> list[str]:
-    """Per row, only the parameters whose value differs between rows of the same workload (SIZE_MB=32 or
-    ORDER=random), so that rows of one workload can be told apart without printing every setting."""
+    """Per row, only the parameters and settings whose value differs between rows of the same workload
+    (SIZE_MB=32, ORDER=random or thp=always), so that rows of one workload can be told apart without printing
+    every setting."""
     parsed = frame["params"].map(parse_params)
+    if "settings" in frame:
+        parsed = pd.Series([{**params, **parse_params(settings)} for params, settings in zip(parsed, frame["settings"])],
+                           index=frame.index)
     varying = {}
     for workload, rows in parsed.groupby(frame["workload"]):
         keys = sorted({key for params in rows for key in params})

@@ -14,7 +14,7 @@ HASH_NEUTRAL = {("pressure", "cgroup"), ("on_unsupported", "skip"), ("verify_pol
                 ("kernel_args", ""), ("fail_slab_in", ""), ("fail_slab_percent", "50"),
                 ("zswap_writeback", "1"), ("VMAS", "0"), ("VMA_PAGES", "4"),
                 ("profile", "none"), ("swap_disk", "virtio"), ("IN_MEMORY", "0"),
-                ("aslr", "1")}
+                ("aslr", "1"), ("thp", "kernel")}
 # Settings that tell apart runs of one configuration, not configurations (the A/A label among them).
 NOT_CONFIGURATION = ("kernel",) + PLAN_KEYS
 

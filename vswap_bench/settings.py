@@ -386,6 +386,7 @@ CHECKS = {
     "zram_size": _size(1, may_be_max=False),
     "rotational": _one_of("0", "1"),
     "swap_disk": _one_of("virtio", "ram", "brd"),
+    "thp": _one_of("kernel", "never", "madvise", "always"),
     "aslr": _one_of("0", "1"),
     "timeout": _whole(MIN_TIMEOUT_S, MAX_TIMEOUT_S),
     "verify_poll": _whole(0, MAX_TIMEOUT_S),

@@ -4,6 +4,7 @@ import math
 import re
 from collections import namedtuple
 
+import pandas as pd
 import pytest
 
 from analysis import headline, verdicts
@@ -11,8 +12,10 @@ from analysis.cli import main
 from analysis.loader import load_campaign
 from analysis.overhead_measured import measured_fits, overhead_reads
 from analysis.overhead_model import GIB, MIB, design_for_kernel, entries_at, swap_slots
+from analysis.pairing import varying_params
 from analysis.report import kernel_series
 from analysis.tests.full_campaign import write_full_campaign, write_kernel_builds, write_overheads
+from analysis.tests.synthetic import write_run
 
 BASE, NEW = "baseline", "vswap"
 
@@ -70,6 +73,28 @@ def test_a_disk_row_names_the_swap_device_when_it_is_not_a_disk():
     assert headline.through(row("disk", "swap_disk=ram")) == "through a loop device in guest memory"
     assert headline.through(row("disk", "aslr=0")) == "through a swap device"
     assert headline.through(row("zswap", "swap_disk=brd")) == "through zswap with a device"
+
+
+def test_rows_that_differ_in_a_setting_say_it():
+    """Two kernel-build rows of one backend, one with THP always and one with THP never, are two rows that
+    must not read alike."""
+    rows = pd.DataFrame({"workload": ["kernel-build"] * 3, "backend": ["disk", "disk", "zswap"],
+                         "params": ["JOBS=1"] * 3,
+                         "settings": ["aslr=0,thp=never", "aslr=0,thp=always", "aslr=0,thp=never"]})
+    assert varying_params(rows) == ["thp=never", "thp=always", "thp=never"]
+
+
+def test_the_sys_time_caption_says_the_thp_mode_its_builds_ran_with(tmp_path):
+    campaign = tmp_path / "thp"
+    for kernel in (BASE, NEW):
+        for repetition in (1, 2, 3):
+            write_run(campaign, kernel=kernel, backend="zswap", repetition=repetition, real_s=100,
+                      sys_s=10 + repetition / 10, params={"JOBS": "1", "thp": "always"})
+    loaded = load_campaign(campaign)
+    judged = verdicts.compare_kernels(loaded.metrics, loaded.runs, BASE, NEW)
+    table = headline.sys_time_headline(judged, BASE, NEW)
+    assert "; transparent huge pages always;" in table.caption, table.caption
+    assert len(table.table) == 1
 
 
 def test_swapoff_rows_are_the_largest_size_beside_v3s_11_48_to_9_96(tables):

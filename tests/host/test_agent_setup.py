@@ -175,3 +175,33 @@ def test_a_brd_disk_of_another_size_than_swap_mb_is_refused(tmp_path):
     assert done.returncode == 0 and done.stdout.strip() == "dev /dev/ram0", done.stdout + done.stderr
     done = agent(["brd_swap_disk"], script + 'BRD_DISK=/dev/ram0; brd_swap_disk; echo "dev $dev"', VB_SWAP_MB="256")
     assert done.returncode == 3 and "holds 4 MiB, not swap_mb=256" in done.stdout, done.stdout + done.stderr
+
+
+def test_the_thp_mode_in_force_is_the_bracketed_one(tmp_path):
+    enabled = tmp_path / "enabled"
+    enabled.write_text("always [madvise] never\n")
+    done = agent(["thp_in_force"], f'THP="{enabled}"; echo "in force: $(thp_in_force)"')
+    assert done.stdout.splitlines() == ["in force: madvise"], done.stdout + done.stderr
+    done = agent(["thp_in_force"], f'THP="{tmp_path / "none"}"; echo "in force: $(thp_in_force)"')
+    assert done.stdout.splitlines() == ["in force: "], done.stdout + done.stderr
+
+
+def test_thp_is_written_and_a_mode_not_in_force_after_it_ends_the_run(tmp_path):
+    """The mode is written to the file, then read back: a file that does not show it bracketed (as this
+    plain file does not) is a kernel that did not take it, and the run ends there."""
+    enabled = tmp_path / "enabled"
+    enabled.write_text("always madvise [never]\n")
+    done = agent(["set_thp", "thp_in_force"], f'THP="{enabled}"; set_thp', VB_THP="always")
+    assert enabled.read_text() == "always\n"
+    assert done.returncode == 3 and done.stdout.startswith("give_up infra thp=always:") and "says always" in done.stdout, \
+        done.stdout + done.stderr
+    done = agent(["set_thp", "thp_in_force"], f'THP="{tmp_path / "none"}"; set_thp', VB_THP="always")
+    assert done.returncode == 3 and done.stdout.startswith("give_up infra thp=always: this kernel has no"), \
+        done.stdout + done.stderr
+
+
+def test_thp_kernel_leaves_the_kernels_choice(tmp_path):
+    enabled = tmp_path / "enabled"
+    enabled.write_text("always madvise [never]\n")
+    done = agent(["set_thp", "thp_in_force"], f'THP="{enabled}"; set_thp; echo done', VB_THP="kernel")
+    assert done.stdout.splitlines() == ["done"] and enabled.read_text() == "always madvise [never]\n"

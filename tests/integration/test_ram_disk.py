@@ -31,6 +31,14 @@ def test_swap_goes_to_the_ram_device_and_not_to_the_virtio_disk(kernel, workload
 
 
 @pytest.mark.parametrize("kernel", ["baseline", "vswap"])
+def test_the_thp_mode_in_force_is_recorded_and_the_one_asked(kernel):
+    """thp=kernel leaves THP as the kernel chose at boot: off in a guest of less than 512 MiB, whatever the
+    config says; thp=always turns it on there."""
+    assert load(ram_disk_run(kernel, "usemem") / "result.json")["thp"] == "never"
+    assert load(ram_disk_run(kernel, "kernel-build") / "result.json")["thp"] == "always"
+
+
+@pytest.mark.parametrize("kernel", ["baseline", "vswap"])
 def test_a_build_in_memory_touches_no_disk(kernel):
     output = load(ram_disk_run(kernel, "kernel-build") / "result.json")["output"]
     assert output["make_exit"] == 0 and output["objects_compiled"] == 1
