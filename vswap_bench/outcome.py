@@ -45,6 +45,9 @@ WARNING_PATTERN = PATTERNS["warning"][1]
 # line (its bio fails in block/blk-core.c's end-of-device check, before the device), so this never hides a
 # kernel bug.
 SWAP_WRITE_ERROR = re.compile(r"I/O error, dev vdb, sector \d+ op 0x1:\(WRITE\)")
+# QEMU's last words when a TERM, INT or HUP from someone else ends it; it then exits 0, as a guest powering
+# off makes it (a kill of QEMU by hand, a host's shutdown).
+STOPPED_FROM_OUTSIDE = re.compile(r"terminating on signal \d+")
 # printk's "[    1.234567] " time stamp.
 TIMESTAMP = re.compile(r"^\[[^]]*\] ")
 # How a child that ran out of its time exits (children.py, as timeout(1) does).
@@ -149,6 +152,9 @@ def decide(end: GuestEnd) -> tuple[Status, str]:
         last = end.qemu_stderr.strip().splitlines()[-1:] or [""]
         return Status.FAILED_INFRA, f"qemu exited with {end.qemu_exit}: {last[0]}"
     if "result.json" not in records:
+        stopped = first_line(STOPPED_FROM_OUTSIDE, end.qemu_stderr)
+        if stopped:
+            return Status.FAILED_INFRA, f"QEMU was stopped by a signal from outside the runner ({stopped})"
         return Status.FAILED_INFRA, "the guest powered off without a result"
     try:
         result = json.loads(records["result.json"])
