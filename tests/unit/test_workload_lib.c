@@ -171,6 +171,58 @@ static void test_faults_and_pagemap(void)
 	       "fault count or pagemap reading is off");
 }
 
+/* The VmFlags of the mapping at @addr in /proc/self/smaps: "hg" MADV_HUGEPAGE, "nh" MADV_NOHUGEPAGE. */
+static int vma_has_flag(const void *addr, const char *flag)
+{
+	char line[512], want[16];
+	unsigned long start, end, at = (unsigned long)addr;
+	int inside = 0, found = 0;
+	FILE *smaps = fopen("/proc/self/smaps", "r");
+
+	if (!smaps)
+		return -1;
+	snprintf(want, sizeof(want), " %s", flag);
+	while (fgets(line, sizeof(line), smaps)) {
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 && strchr(line, '-') < strchr(line, ' '))
+			inside = start <= at && at < end;
+		else if (inside && !strncmp(line, "VmFlags:", 8))
+			found = strstr(line, want) != NULL;
+	}
+	fclose(smaps);
+	return found;
+}
+
+static void test_huge_page_advice(void)
+{
+	static const struct { const char *mode; int advice; const char *flag; } cases[] = {
+		{ NULL, MADV_NOHUGEPAGE, "nh" }, { "kernel", MADV_NOHUGEPAGE, "nh" },
+		{ "never", MADV_NOHUGEPAGE, "nh" }, { "madvise", MADV_HUGEPAGE, "hg" },
+		{ "always", 0, NULL },
+	};
+	size_t len = 4UL << 20, i;
+	int ok = 1;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED) {
+			ok = 0;
+			break;
+		}
+		if (cases[i].mode)
+			setenv("VB_THP", cases[i].mode, 1);
+		else
+			unsetenv("VB_THP");
+		ok &= vb_advise_huge_pages(p, len) == cases[i].advice;
+		ok &= cases[i].flag ? vma_has_flag(p, cases[i].flag) == 1 :
+		      vma_has_flag(p, "nh") == 0 && vma_has_flag(p, "hg") == 0;
+		munmap(p, len);
+	}
+	unsetenv("VB_THP");
+	report(ok, "the thp setting gives a swapped mapping its huge page advice",
+	       "VB_THP's advice is not the one given, or smaps does not show it");
+}
+
 static void test_json_writer(void)
 {
 	char path[] = "/tmp/test_workload_lib.XXXXXX", text[512] = "";
@@ -211,6 +263,7 @@ int main(void)
 	test_option_helpers();
 	test_run_timed();
 	test_faults_and_pagemap();
+	test_huge_page_advice();
 	test_json_writer();
 	return report_summary("workload_lib");
 }

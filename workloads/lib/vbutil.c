@@ -131,6 +131,24 @@ int vb_page_out(void *addr, size_t len)
 	return -1;
 }
 
+int vb_advise_huge_pages(void *addr, size_t len)
+{
+	const char *mode = getenv("VB_THP");
+	int advice;
+
+	if (!mode || !strcmp(mode, "kernel") || !strcmp(mode, "never"))
+		advice = MADV_NOHUGEPAGE;
+	else if (!strcmp(mode, "madvise"))
+		advice = MADV_HUGEPAGE;
+	else if (!strcmp(mode, "always"))
+		return 0;
+	else
+		vb_fail("VB_THP=%s: not kernel, never, madvise or always", mode);
+	if (madvise(addr, len, advice))
+		vb_fail_sys("madvise (huge pages)");
+	return advice;
+}
+
 size_t vb_swapped_pages(const void *base, size_t pages)
 {
 	size_t page_size = sysconf(_SC_PAGESIZE), done = 0, swapped = 0;

@@ -54,6 +54,14 @@ struct vb_faults vb_faults_since(struct vb_faults before);
  */
 int vb_page_out(void *addr, size_t len);
 
+/*
+ * The huge page advice of the run's thp setting (VB_THP in the environment)
+ * for a mapping the workload swaps: thp=kernel (unset: the default) and
+ * never, MADV_NOHUGEPAGE, base pages only; madvise, MADV_HUGEPAGE; always,
+ * none.  Returns the advice given (0 for none); fails on another value.
+ */
+int vb_advise_huge_pages(void *addr, size_t len);
+
 /* Pages of [base, base + pages pages) whose pagemap entry is a swap entry. */
 size_t vb_swapped_pages(const void *base, size_t pages);
 

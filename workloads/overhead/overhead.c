@@ -583,7 +583,8 @@ int main(int argc, char **argv)
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (base == MAP_FAILED)
 		vb_fail_sys("mmap");
-	madvise(base, hold_pages * PAGE, MADV_NOHUGEPAGE);
+	/* Huge pages as the run's thp setting says (base pages by default). */
+	vb_advise_huge_pages(base, hold_pages * PAGE);
 
 	vb_json_object(&j, "dynamic");
 	vb_json_int(&j, "size_mb", sizes[nsizes - 1]);

@@ -271,8 +271,8 @@ int main(int argc, char **argv)
 	}
 	if (base == MAP_FAILED)
 		vb_fail_sys("mmap");
-	/* Whole-page swap only: huge pages would be split or kept resident. */
-	madvise(base, len, MADV_NOHUGEPAGE);
+	/* Huge pages as the run's thp setting says (base pages by default). */
+	vb_advise_huge_pages(base, len);
 
 	t0 = vb_now();
 	fill_range(base, &o, 0, pages, 1, 0);

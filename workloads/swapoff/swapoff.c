@@ -168,8 +168,8 @@ static void map_region(struct region *r, enum region_id id, size_t pages, size_t
 	}
 	if (r->base == MAP_FAILED)
 		vb_fail_sys("mmap");
-	/* Base pages only: a huge page (or the huge zero page) would not swap per page. */
-	madvise(r->base, len, MADV_NOHUGEPAGE);
+	/* Huge pages as the run's thp setting says (base pages by default). */
+	vb_advise_huge_pages(r->base, len);
 	/* Only the cow region is the child's business. */
 	if (id != REGION_COW && madvise(r->base, len, MADV_DONTFORK))
 		vb_fail_sys("madvise(MADV_DONTFORK)");

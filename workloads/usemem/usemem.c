@@ -188,8 +188,8 @@ static void __attribute__((noreturn)) worker_main(struct worker *w)
 	w->base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (w->base == MAP_FAILED)
 		vb_fail_sys("mmap");
-	/* Base pages only: a huge page would be split or kept resident. */
-	madvise(w->base, len, MADV_NOHUGEPAGE);
+	/* Huge pages as the run's thp setting says (base pages by default). */
+	vb_advise_huge_pages(w->base, len);
 	w->order = visiting_order(w->o, w->pages, w->id);
 	for (p = PHASE_TOUCH; p < NR_PHASES; p++) {
 		if (p == PHASE_FREE && w->o->free_by_exit)
