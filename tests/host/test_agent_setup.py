@@ -1,5 +1,6 @@
 """Functions of the guest's agent (guest-image/agent/vb-agent) that set a run up, run on the host with
 give_up stubbed: it prints its arguments and exits 3, as the agent's ends the run."""
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -205,3 +206,16 @@ def test_thp_kernel_leaves_the_kernels_choice(tmp_path):
     enabled.write_text("always madvise [never]\n")
     done = agent(["set_thp", "thp_in_force"], f'THP="{enabled}"; set_thp; echo done', VB_THP="kernel")
     assert done.stdout.splitlines() == ["done"] and enabled.read_text() == "always madvise [never]\n"
+
+
+def test_the_large_folio_counters_of_each_size_are_taken_as_their_change(tmp_path):
+    for size, counters in (("2048kB", {"swpout": 9, "swpout_fallback": 0}), ("64kB", {"swpin": 5, "swpout": 3})):
+        (tmp_path / f"hugepages-{size}" / "stats").mkdir(parents=True)
+        for name, value in counters.items():
+            (tmp_path / f"hugepages-{size}" / "stats" / name).write_text(f"{value}\n")
+    (tmp_path / "before").write_text("2048kB swpout 1\n64kB swpin 5\n")
+    done = agent(["mthp_counters", "mthp_delta_json"], f'THP_DIR="{tmp_path}"; mthp_delta_json "{tmp_path / "before"}"')
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"2048kB": {"swpout": 8, "swpout_fallback": 0}, "64kB": {"swpin": 0, "swpout": 3}}
+    done = agent(["mthp_counters", "mthp_delta_json"], f'THP_DIR="{tmp_path / "none"}"; mthp_delta_json /dev/null')
+    assert json.loads(done.stdout) == {}, done.stdout
