@@ -8,9 +8,10 @@ from test_campaigns import load, runs
 
 def ram_disk_run(kernel, workload, swap_disk="ram"):
     """The one run of the ram-disk campaign of KERNEL and WORKLOAD whose swap device was SWAP_DISK."""
-    found = [run for run in runs("ram-disk")
-             if (load(run / "run.json")["kernel"], load(run / "run.json")["workload"],
-                 load(run / "run.json")["settings"]["swap_disk"]) == (kernel, workload, swap_disk)]
+    documents = {run: load(run / "run.json") for run in runs("ram-disk")}
+    found = [run for run, document in documents.items()
+             if (document["kernel"], document["workload"], document["settings"]["swap_disk"]) ==
+             (kernel, workload, swap_disk)]
     assert len(found) == 1, f"{len(found)} runs of {kernel} {workload} on swap_disk={swap_disk}"
     return found[0]
 
