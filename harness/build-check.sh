@@ -23,6 +23,9 @@
 #               series adds outside the swap files must not need them).
 #   i386        the whole series on 32-bit x86: the directories it touches
 #               (mm/, kernel/power/) compile.
+#   parisc64    mm/ compiles for 64-bit parisc (generic-64bit_defconfig,
+#               SMP), whose spinlock_t is 16 bytes; the cross compiler is
+#               Debian's gcc-hppa64-linux-gnu (make setup installs it).
 #   w1          W=1 over the mm/ files the series changes: no warning that
 #               the pristine tree's same files do not have.
 #
@@ -169,6 +172,20 @@ obj=$work/i386
 out=$({ config_from "$obj" i386 &&
 	kmake O="$obj" ARCH=i386 -j"$(nproc)" mm/ kernel/power/; } 2>&1)
 report i386 $? "$out"
+
+# parisc64: a 64-bit SMP architecture whose spinlock_t is four words, in
+# its distribution config, so that a size check that holds on x86-64 but
+# not where the lock is larger fails here.
+obj=$work/parisc64
+out=$({ if ! command -v hppa64-linux-gnu-gcc >/dev/null; then
+		echo "error: no hppa64-linux-gnu-gcc: run 'make setup' (Debian's gcc-hppa64-linux-gnu)"
+		false
+	fi && mkdir -p "$obj" && for f in $series_files; do [[ $f == *.c ]] && rm -f "$obj/${f%.c}.o"; done
+	kmake O="$obj" ARCH=parisc64 CROSS_COMPILE=hppa64-linux-gnu- generic-64bit_defconfig >/dev/null &&
+		grep -q '^CONFIG_SMP=y' "$obj/.config" && grep -q '^CONFIG_SWAP=y' "$obj/.config" &&
+		kmake O="$obj" ARCH=parisc64 CROSS_COMPILE=hppa64-linux-gnu- CC="ccache hppa64-linux-gnu-gcc" \
+			-j"$(nproc)" mm/; } 2>&1)
+report parisc64 $? "$out"
 
 # W=1: the warnings of the series' own mm/ files, against those of the same
 # files in the pristine tree (built in a scratch copy of the same config).

@@ -10,6 +10,10 @@ set -euo pipefail
 packages=(linux-source-6.12 qemu-system-x86 mmdebstrap e2fsprogs fio stress-ng flex bison bc
 	libelf-dev libssl-dev ccache gcc make patch quilt xz-utils python3-pandas
 	python3-matplotlib python3-scipy python3-pytest python3-yaml procps chromium)
+# Only make build-check needs these (its parisc64 build); --check, which the
+# kernel builds run, does not ask for them.
+build_check_packages=(gcc-hppa64-linux-gnu)
+[ "${1:-}" = --check ] || packages+=("${build_check_packages[@]}")
 
 missing=()
 for p in "${packages[@]}"; do

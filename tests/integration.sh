@@ -61,6 +61,8 @@ echo "ram-disk campaign: run.sh exit $?"
 echo "readahead campaign: run.sh exit $?"
 "$top/run.sh" "$top/tests/campaigns/swapoff.conf"
 echo "swapoff campaign: run.sh exit $?"
+"$top/run.sh" "$top/tests/campaigns/swapoff-lost.conf"
+echo "swapoff-lost campaign: run.sh exit $?"
 "$top/run.sh" "$top/tests/campaigns/thrash.conf"
 echo "thrash campaign: run.sh exit $? (1 expected: its run ends at its limit or by the OOM killer)"
 

@@ -85,14 +85,13 @@ def test_a_space_asked_beyond_what_a_reverse_map_names_is_cut_to_it_and_said():
     assert "vswap: vswap:" not in log, "a message of the kernel's names vswap twice"
 
 
-def test_a_space_asked_below_its_unit_is_raised_to_it_and_said_not_disabled():
-    # 1000 slots is less than a 64 MiB unit of swap space (16384 slots), of
-    # whole ones of which the space is made: rounded down, it was none, and
-    # swap was disabled for the whole boot.
-    run = space_boot_run(1000)
+def test_a_space_asked_between_whole_clusters_is_rounded_down_and_said():
+    # The space is made of whole clusters of 512 slots: 20000 slots gives 39,
+    # and the kernel says it took fewer than asked.
+    run = space_boot_run(20000)
     status = load(run / "status.json")
     assert status["status"] == "done", f"{status['status']}: {status['reason']}"
-    assert load(run / "result.json")["vswap"]["slots"] == 16384
+    assert load(run / "result.json")["vswap"]["slots"] == 39 * 512
     log = (run / "serial.log").read_text(errors="replace")
-    assert re.search(r"\] vswap: 1000 virtual swap slots asked for, 16384 ", log), \
-        "the kernel took more slots than asked without saying so"
+    assert re.search(r"\] vswap: 20000 virtual swap slots asked for, 19968 ", log), \
+        "the kernel took fewer slots than asked without saying so"

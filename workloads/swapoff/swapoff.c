@@ -23,19 +23,28 @@
  *    cgroup's memory.max so swapoff can bring every page back in.
  * 3. Time `SWAPOFF -a` (default /usr/sbin/swapoff) run as a child: wall
  *    time and its own user/sys time from wait4().  This process and the
- *    child stay alive meanwhile, holding every swapped page.
+ *    child stay alive meanwhile, holding every swapped page.  With
+ *    --fail-reads N, the kernel's fault injection (fail_make_request) fails
+ *    the first N requests to the swap devices from then on: swapoff cannot
+ *    read those pages, and must still complete and lose only them.
  * 4. Touch every page, count the minor and major faults it takes per region
  *    (swapoff should have mapped the pages back) and verify every page; the
- *    child verifies its copy-on-write view too.
+ *    child verifies its copy-on-write view too.  A page whose touch raises
+ *    SIGBUS is counted lost, not bad: it is how both kernels report a page
+ *    swapoff could not read.
  *
  * Output: JSON (--json FILE or stdout).  Exit 0 when swapoff succeeded and
- * every page verified, 1 otherwise, 2 on a usage or system error.
+ * every page verified or (with --fail-reads) was lost, 1 otherwise, 2 on a
+ * usage or system error.
  */
 #define _GNU_SOURCE
 #include <getopt.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,6 +65,7 @@ static const char *const region_names[NR_REGIONS] = { "anon", "cow", "shmem", "s
 struct options {
 	size_t mib[REGION_VMAS];
 	size_t vmas, vma_pages;
+	size_t fail_reads;
 	uint64_t seed;
 	unsigned int classes;
 	int use_cgroup;
@@ -73,18 +83,20 @@ struct region {
 	size_t swapped_after;
 	struct vb_faults faults;	/* taken while touching after swapoff */
 	size_t bad_pages;
+	size_t lost_pages;	/* SIGBUS on touch */
 	double verify_s;
 };
 
 /* What the child that shares the cow region reports after verifying it. */
 struct child_report {
 	struct vb_faults faults;
-	size_t bad_pages;
+	size_t bad_pages, lost_pages;
 };
 
 static const char usage[] =
 	"usage: swapoff [--size-mib N] [--cow-mib N] [--shmem-mib N] [--sparse-mib N]\n"
-	"               [--vmas N] [--vma-pages K] [--classes LIST] [--seed S] [--cgroup] [--swapoff PATH] [--json FILE]\n"
+	"               [--vmas N] [--vma-pages K] [--classes LIST] [--seed S] [--cgroup] [--swapoff PATH]\n"
+	"               [--fail-reads N] [--json FILE]\n"
 	"This is vswap-bench's swapoff workload; the system tool is /usr/sbin/swapoff.\n";
 
 static void handle_option(int opt, char *value, void *ctx)
@@ -102,6 +114,7 @@ static void handle_option(int opt, char *value, void *ctx)
 	case 'S': o->seed = vb_parse_ulong("--seed", value, 0, ~0UL); break;
 	case 'g': o->use_cgroup = 1; break;
 	case 'w': o->swapoff_path = value; break;
+	case 'f': o->fail_reads = vb_parse_ulong("--fail-reads", value, 0, 1UL << 20); break;
 	case 'j': o->json_path = value; break;
 	}
 }
@@ -119,6 +132,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "seed", required_argument, NULL, 'S' },
 		{ "cgroup", no_argument, NULL, 'g' },
 		{ "swapoff", required_argument, NULL, 'w' },
+		{ "fail-reads", required_argument, NULL, 'f' },
 		{ "json", required_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -196,21 +210,101 @@ static void fill_region(struct region *r, enum region_id id, const struct option
 			     o->seed, r->first_index + i, 0);
 }
 
-/* Touch every page of @r; the sparse region reads back zeros. */
-static size_t verify_region(const struct region *r, enum region_id id, const struct options *o)
+static sigjmp_buf touch_failed;
+
+static void on_sigbus(int sig)
 {
-	size_t i, bad = 0;
+	(void)sig;
+	siglongjmp(touch_failed, 1);
+}
+
+/*
+ * Touch every page of @r, the sparse region reading back zeros; returns the
+ * pages with other contents and counts in *@lost those whose touch raised
+ * SIGBUS (on_sigbus() must be the handler).
+ */
+static size_t verify_region(const struct region *r, enum region_id id, const struct options *o,
+			    size_t *lost)
+{
+	volatile size_t i, bad = 0, nlost = 0;
 
 	for (i = 0; i < r->pages; i++) {
 		const char *page = page_at(r, i);
 
+		if (sigsetjmp(touch_failed, 1)) {
+			nlost++;
+			continue;
+		}
 		if (id == REGION_SPARSE)
 			bad += page[0] != 0;
 		else
 			bad += vb_check_page(page, vb_page_class_of(o->classes, r->first_index + i),
 					     o->seed, r->first_index + i, 0) >= 0;
 	}
+	*lost = nlost;
 	return bad;
+}
+
+/*
+ * Write @value to the file @dir/@name of sysfs or debugfs, or fail naming
+ * what it is for.
+ */
+static void write_knob(const char *dir, const char *name, const char *value)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f || fputs(value, f) < 0 || fclose(f))
+		vb_fail_sys(path);
+}
+
+#define FAIL_REQUEST_DIR "/sys/kernel/debug/fail_make_request"
+
+/*
+ * Fail the next @n requests to every block device in /proc/swaps (a swap
+ * file is left alone: its requests go to the root filesystem's disk), or
+ * with @n of 0 stop failing them.  Returns the devices armed.
+ */
+static int fail_swap_device_requests(size_t n)
+{
+	char name[256], type[32], dir[300], times[32];
+	int devices = 0;
+	FILE *f;
+
+	if (n) {
+		snprintf(times, sizeof(times), "%zu", n);
+		write_knob(FAIL_REQUEST_DIR, "probability", "100");
+		write_knob(FAIL_REQUEST_DIR, "interval", "1");
+		write_knob(FAIL_REQUEST_DIR, "space", "0");
+		write_knob(FAIL_REQUEST_DIR, "verbose", "0");
+		write_knob(FAIL_REQUEST_DIR, "times", times);
+	}
+	f = fopen("/proc/swaps", "r");
+	if (!f || fscanf(f, "%*[^\n]\n") < 0)
+		vb_fail_sys("/proc/swaps");
+	while (fscanf(f, "%255s %31s %*[^\n]\n", name, type) == 2) {
+		if (strcmp(type, "partition") || strncmp(name, "/dev/", 5))
+			continue;
+		snprintf(dir, sizeof(dir), "/sys/class/block/%s", name + 5);
+		write_knob(dir, "make-it-fail", n ? "1" : "0");
+		devices++;
+	}
+	fclose(f);
+	return devices;
+}
+
+/* How many of the requests fail_swap_device_requests(@armed) failed. */
+static size_t failed_requests(size_t armed)
+{
+	long left = -1;
+	FILE *f = fopen(FAIL_REQUEST_DIR "/times", "r");
+
+	if (!f || fscanf(f, "%ld", &left) != 1 || left < 0 || (size_t)left > armed)
+		vb_fail(FAIL_REQUEST_DIR "/times: cannot read what is left of %zu", armed);
+	fclose(f);
+	return armed - left;
 }
 
 /* The child: hold the cow pages until told, then verify them and report. */
@@ -224,7 +318,7 @@ static void __attribute__((noreturn)) cow_child(struct region *cow, const struct
 	if (read(go_fd, &go, 1) != 1)
 		_exit(2);
 	before = vb_faults_now();
-	rep.bad_pages = verify_region(cow, REGION_COW, o);
+	rep.bad_pages = verify_region(cow, REGION_COW, o, &rep.lost_pages);
 	rep.faults = vb_faults_since(before);
 	_exit(write(report_fd, &rep, sizeof(rep)) == sizeof(rep) ? 0 : 2);
 }
@@ -256,7 +350,8 @@ int main(int argc, char **argv)
 	struct vb_json j;
 	long long cgroup_before = -1, cgroup_after = -1;
 	long swap_used_before, swap_used_after;
-	size_t index = 0, bad = 0;
+	size_t index = 0, bad = 0, lost = 0, reads_failed = 0;
+	struct sigaction bus = { .sa_handler = on_sigbus };
 	double t0, populate_s, pageout_s;
 	int go[2], report[2], status, pageout_ok = 1, child_ok;
 	char *swapoff_argv[3];
@@ -264,6 +359,8 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	parse_options(argc, argv, &o);
+	if (sigaction(SIGBUS, &bus, NULL))
+		vb_fail_sys("sigaction(SIGBUS)");
 	swapoff_argv[0] = o.swapoff_path;
 	swapoff_argv[1] = "-a";
 	swapoff_argv[2] = NULL;
@@ -302,7 +399,13 @@ int main(int argc, char **argv)
 			reg[id].swapped_before = vb_swapped_pages(reg[id].base, reg[id].span);
 	swap_used_before = vb_swap_used_kib();
 
+	if (o.fail_reads && !fail_swap_device_requests(o.fail_reads))
+		vb_fail("--fail-reads: no swap device is a block device");
 	cost = vb_run_timed(swapoff_argv);
+	if (o.fail_reads) {
+		reads_failed = failed_requests(o.fail_reads);
+		fail_swap_device_requests(0);
+	}
 	swap_used_after = vb_swap_used_kib();
 	if (o.use_cgroup)
 		cgroup_after = vb_cgroup_read("memory.current");
@@ -316,15 +419,17 @@ int main(int argc, char **argv)
 			reg[id].swapped_after = vb_swapped_pages(reg[id].base, reg[id].span);
 		t0 = vb_now();
 		before = vb_faults_now();
-		reg[id].bad_pages = verify_region(&reg[id], id, &o);
+		reg[id].bad_pages = verify_region(&reg[id], id, &o, &reg[id].lost_pages);
 		reg[id].faults = vb_faults_since(before);
 		reg[id].verify_s = vb_now() - t0;
 		bad += reg[id].bad_pages;
+		lost += reg[id].lost_pages;
 	}
 	child_ok = write(go[1], "g", 1) == 1 &&
 		   read(report[0], &child, sizeof(child)) == sizeof(child) &&
 		   waitpid(pid, &status, 0) == pid && WIFEXITED(status) && !WEXITSTATUS(status);
 	bad += child.bad_pages;
+	lost += child.lost_pages;
 
 	vb_json_begin(&j, o.json_path);
 	vb_json_int(&j, "seed", o.seed);
@@ -342,6 +447,8 @@ int main(int argc, char **argv)
 	vb_json_int(&j, "minor_faults", cost.minor_faults);
 	vb_json_int(&j, "major_faults", cost.major_faults);
 	vb_json_int(&j, "exit_status", cost.exit_status);
+	vb_json_int(&j, "fail_reads", o.fail_reads);
+	vb_json_int(&j, "reads_failed", reads_failed);
 	vb_json_close(&j);
 	for (id = 0; id < NR_REGIONS; id++) {
 		vb_json_object(&j, region_names[id]);
@@ -360,6 +467,7 @@ int main(int argc, char **argv)
 		vb_json_int(&j, "major_faults_after_swapoff", reg[id].faults.major);
 		vb_json_real(&j, "touch_verify_s", reg[id].verify_s);
 		vb_json_int(&j, "mismatches", reg[id].bad_pages);
+		vb_json_int(&j, "lost_pages", reg[id].lost_pages);
 		vb_json_close(&j);
 	}
 	vb_json_object(&j, "cow_child");
@@ -367,13 +475,18 @@ int main(int argc, char **argv)
 	vb_json_int(&j, "minor_faults_after_swapoff", child.faults.minor);
 	vb_json_int(&j, "major_faults_after_swapoff", child.faults.major);
 	vb_json_int(&j, "mismatches", child.bad_pages);
+	vb_json_int(&j, "lost_pages", child.lost_pages);
 	vb_json_close(&j);
 	vb_json_int(&j, "mismatches", bad);
+	vb_json_int(&j, "lost_pages", lost);
 	vb_json_end(&j);
 
 	if (cost.exit_status)
 		fprintf(stderr, "swapoff: %s -a exited with %d\n", o.swapoff_path, cost.exit_status);
 	if (bad)
 		fprintf(stderr, "swapoff: MISMATCH %zu bad pages\n", bad);
-	return cost.exit_status || bad || !child_ok ? 1 : 0;
+	/* Lost pages are what failed reads may cost, and only then. */
+	if (lost && !o.fail_reads)
+		fprintf(stderr, "swapoff: %zu pages lost (SIGBUS) with no read failed\n", lost);
+	return cost.exit_status || bad || (lost && !o.fail_reads) || !child_ok ? 1 : 0;
 }
