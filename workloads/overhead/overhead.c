@@ -9,9 +9,15 @@
  *      MADV_PAGEOUT and checked in /proc/self/pagemap, their swap cache
  *      folios then reclaimed (memory.reclaim); none is touched again, so
  *      nothing is faulted back.
+ *   F  with --fragment-rounds K, after the last C: K rounds that each free
+ *      --fragment-percent of the entries held, scattered (each page
+ *      drawn at random), and swap out as many new pages in their place,
+ *      as a long-running system churns its swap; the entries held are as
+ *      many as at the last C, their slots no longer dense.
  * A and B are taken for every size of --sizes (B - A over S: bytes per
  * slot); C for every percentage of --percents of --hold-mib, with the
- * device of the last size on (C - C(0 %) over N: bytes per entry).  With no
+ * device of the last size on (C - C(0 %) over N: bytes per entry); F is
+ * compared with the last C.  With no
  * swap device (zswap-only) there is no swapon: A and B are the same state at
  * S = 0, which shows the noise, and C follows.
  *
@@ -70,12 +76,14 @@ struct options {
 	char *percents;
 	int reads;
 	int drop_caches;
+	int fragment_rounds, fragment_percent;
 	const char *json_path;
 };
 
 static const char usage[] =
 	"usage: overhead [--sizes 'MIB ...'|device|none] [--hold-mib N] [--percents 'P ...']\n"
-	"       [--reads R] [--drop-caches 0|1] [--json FILE]\n";
+	"       [--reads R] [--drop-caches 0|1] [--fragment-rounds K] [--fragment-percent F]\n"
+	"       [--json FILE]\n";
 
 static void handle_option(int opt, char *value, void *ctx)
 {
@@ -87,6 +95,8 @@ static void handle_option(int opt, char *value, void *ctx)
 	case 'p': o->percents = value; break;
 	case 'r': o->reads = vb_parse_ulong("--reads", value, 1, 50); break;
 	case 'd': o->drop_caches = vb_parse_ulong("--drop-caches", value, 0, 1); break;
+	case 'k': o->fragment_rounds = vb_parse_ulong("--fragment-rounds", value, 0, 100); break;
+	case 'f': o->fragment_percent = vb_parse_ulong("--fragment-percent", value, 1, 99); break;
 	case 'j': o->json_path = value; break;
 	}
 }
@@ -99,12 +109,15 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "percents", required_argument, NULL, 'p' },
 		{ "reads", required_argument, NULL, 'r' },
 		{ "drop-caches", required_argument, NULL, 'd' },
+		{ "fragment-rounds", required_argument, NULL, 'k' },
+		{ "fragment-percent", required_argument, NULL, 'f' },
 		{ "json", required_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 
 	*o = (struct options){ .sizes = "device", .hold_mib = 256,
-			       .percents = "0 25 50 75 100", .reads = 3, .drop_caches = 1 };
+			       .percents = "0 25 50 75 100", .reads = 3, .drop_caches = 1,
+			       .fragment_percent = 25 };
 	vb_parse_args(argc, argv, longopts, handle_option, o, usage);
 }
 
@@ -488,6 +501,51 @@ static void fill_page(char *page, size_t i)
 		memcpy(page + k * 1024, &tag, sizeof(tag));
 }
 
+/*
+ * Push the first @pages of @base out until each is a swap entry or
+ * PAGEOUT_TRIES passes have been made; returns the swap entries and sets
+ * *@tries to the passes.
+ */
+static size_t page_out_all(char *base, size_t pages, int *tries)
+{
+	size_t swapped = vb_swapped_pages(base, pages);
+
+	for (*tries = 1; swapped < pages && *tries < PAGEOUT_TRIES; (*tries)++) {
+		vb_page_out(base, pages * PAGE);
+		swapped = vb_swapped_pages(base, pages);
+	}
+	return swapped;
+}
+
+/*
+ * One round of churn over the @pages held at @base: free each page's
+ * entry with probability @percent % (MADV_DONTNEED, in page order: the
+ * freed slots are scattered over the clusters), then write those pages
+ * anew and swap them out again.  Returns the pages churned.
+ */
+static size_t fragment_round(char *base, size_t pages, int percent, unsigned int *seed)
+{
+	size_t i, n = 0;
+	unsigned char *pick = calloc(pages, 1);
+
+	if (!pick)
+		vb_fail_sys("calloc");
+	for (i = 0; i < pages; i++) {
+		if ((int)(rand_r(seed) % 100) >= percent)
+			continue;
+		if (madvise(base + i * PAGE, PAGE, MADV_DONTNEED))
+			vb_fail_sys("madvise(MADV_DONTNEED)");
+		pick[i] = 1;
+		n++;
+	}
+	for (i = 0; i < pages; i++)
+		if (pick[i])
+			fill_page(base + i * PAGE, i);
+	vb_page_out(base, pages * PAGE);
+	free(pick);
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -497,8 +555,8 @@ int main(int argc, char **argv)
 	size_t hold_pages, filled = 0;
 	char *dev, key[32], partial[4096] = "";
 	unsigned long dev_mib = 0, last_slots = 0;
-	long long static_bytes = 0, c0 = 0, c_last = 0;
-	size_t last_entries = 0;
+	long long static_bytes = 0, c0 = 0, c_last = 0, fragmented = 0;
+	size_t last_entries = 0, fragmented_entries = 0;
 	cpu_set_t one;
 	char *base;
 
@@ -606,11 +664,7 @@ int main(int argc, char **argv)
 			filled += n;
 		}
 		t_fill = vb_now();
-		swapped = vb_swapped_pages(base, filled);
-		for (tries = 1; swapped < filled && tries < PAGEOUT_TRIES; tries++) {
-			vb_page_out(base, filled * PAGE);
-			swapped = vb_swapped_pages(base, filled);
-		}
+		swapped = page_out_all(base, filled, &tries);
 		wait_writeback();
 		evict = evict_swap_cache(filled);
 		snprintf(key, sizeof(key), "%lu", percents[p]);
@@ -633,6 +687,30 @@ int main(int argc, char **argv)
 		last_entries = swapped;
 	}
 	vb_json_close(&j);
+	if (o.fragment_rounds) {
+		unsigned int seed = 1;
+		size_t churned = 0, swapped;
+		double t0 = vb_now();
+		int r, tries, evict;
+
+		for (r = 0; r < o.fragment_rounds; r++)
+			churned += fragment_round(base, filled, o.fragment_percent, &seed);
+		swapped = page_out_all(base, filled, &tries);
+		wait_writeback();
+		evict = evict_swap_cache(filled);
+		vb_json_object(&j, "fragmented");
+		vb_json_int(&j, "rounds", o.fragment_rounds);
+		vb_json_int(&j, "percent", o.fragment_percent);
+		vb_json_int(&j, "churned_pages", churned);
+		vb_json_int(&j, "evict_errno", evict);
+		vb_json_int(&j, "entries", swapped);
+		vb_json_int(&j, "resident_pages", filled - swapped);
+		vb_json_int(&j, "pageout_tries", tries);
+		vb_json_real(&j, "churn_s", vb_now() - t0);
+		fragmented = take_point(&j, "F", &o);
+		vb_json_close(&j);
+		fragmented_entries = swapped;
+	}
 	vb_json_close(&j);
 
 	/* A summary, kept as metrics (output.overhead.*): the last size, the last point. */
@@ -641,6 +719,10 @@ int main(int argc, char **argv)
 	vb_json_int(&j, "entries", last_entries);
 	vb_json_int(&j, "static_bytes", static_bytes);
 	vb_json_int(&j, "dynamic_bytes", c_last - c0);
+	if (o.fragment_rounds) {
+		vb_json_int(&j, "fragmented_entries", fragmented_entries);
+		vb_json_int(&j, "fragmented_dynamic_bytes", fragmented - c0);
+	}
 	vb_json_close(&j);
 	vb_json_end(&j);
 	if (*partial && rename(partial, o.json_path))

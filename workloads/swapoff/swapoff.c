@@ -361,6 +361,14 @@ int main(int argc, char **argv)
 	parse_options(argc, argv, &o);
 	if (sigaction(SIGBUS, &bus, NULL))
 		vb_fail_sys("sigaction(SIGBUS)");
+	/*
+	 * Reads that fail must cost pages of the regions only: this process's
+	 * own stack and data, swapped out with them, would take the SIGBUS
+	 * handler's frame down with a lost page (a SIGSEGV).  The regions,
+	 * mapped after this, are not locked.
+	 */
+	if (o.fail_reads && mlockall(MCL_CURRENT))
+		vb_fail_sys("mlockall");
 	swapoff_argv[0] = o.swapoff_path;
 	swapoff_argv[1] = "-a";
 	swapoff_argv[2] = NULL;
