@@ -7,6 +7,8 @@ drop_caches (reads 1..R) and once before it (read 0).  From the reads 1..R:
   static  per (run, size): mean(B) - mean(A); fitted over S by least squares: bytes per slot (slope) and a
           fixed cost per swapon (intercept).
   dynamic per (run, point): mean(C at N) - mean(C at 0 %); fitted over N: bytes per entry.
+  churned per run with a point F (the entries of the last C, churned): mean(F) - mean(C at 0 %) over its
+          entries, beside the last C's bytes per entry (fragmented_table).
 The same fit of read 0 gives bytes per entry before drop_caches, which still counts the swap cache's
 shadow nodes (the shrinker drop_caches runs may free them): it is held against the whole model, the fit of
 reads 1..R against the model without those nodes, and the bytes the model does not explain are those of
@@ -70,6 +72,11 @@ def output_reads(output: dict, run: dict) -> list:
         base = run | {"size_mb": dynamic["size_mb"], "swap_slots": dynamic["swap_slots"],
                       "percent": point["percent"], "entries": point["entries"]}
         rows += _read_rows(base, "C", point["C"])
+    fragmented = dynamic.get("fragmented")
+    if isinstance(fragmented, dict):
+        base = run | {"size_mb": dynamic["size_mb"], "swap_slots": dynamic["swap_slots"], "percent": np.nan,
+                      "entries": fragmented["entries"]}
+        rows += _read_rows(base, "F", fragmented["F"])
     return rows
 
 
@@ -258,6 +265,38 @@ def scaled_table(fits: pd.DataFrame, swap_bytes: int = DEFAULT_SWAP_BYTES, perce
                     row[f"{name} measured (MiB)"] = np.nan
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+FRAGMENTED_COLUMNS = ["kernel", "kernel_id", "backend", "runs", "entries", "dense_bytes_per_entry",
+                      "churned_bytes_per_entry", "churned_ci_low", "churned_ci_high", "churned_over_dense"]
+
+
+def fragmented_table(reads: pd.DataFrame, measure: str = "kernel_bytes") -> pd.DataFrame:
+    """Per kernel_id and backend, over the runs that have a point F: bytes per entry once the space has
+    churned (F - C(0 %) over F's entries) with its 95 % t interval over runs, beside the same runs' bytes
+    per entry at their last point C, where the same number of entries went out in order."""
+    used = _after_drop(reads)
+    churned = used[used["phase"] == "F"]
+    if churned.empty:
+        return pd.DataFrame(columns=FRAGMENTED_COLUMNS)
+    dense = dynamic_deltas(reads[reads["run_id"].isin(churned["run_id"])], measure)
+    last = dense.sort_values("entries").groupby("run_id").last()
+    first_level = (used[used["phase"] == "C"].groupby(["run_id", "percent"])[measure].mean()
+                   .reset_index().sort_values("percent").groupby("run_id")[measure].first())
+    per_run = churned.groupby(["run_id", "kernel", "kernel_id", "backend", "entries"])[measure].mean().reset_index()
+    per_run["churned"] = (per_run[measure] - per_run["run_id"].map(first_level)) / per_run["entries"]
+    per_run["dense"] = per_run["run_id"].map(last["delta"] / last["entries"])
+    rows = []
+    for (kernel, kernel_id, backend), group in per_run.groupby(["kernel", "kernel_id", "backend"]):
+        n, mean = len(group), group["churned"].mean()
+        half = (scipy_stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * group["churned"].std(ddof=1) / np.sqrt(n)
+                if n > 1 else np.nan)
+        dense_mean = group["dense"].mean()
+        rows.append({"kernel": kernel, "kernel_id": kernel_id, "backend": backend, "runs": n,
+                     "entries": group["entries"].mean(), "dense_bytes_per_entry": dense_mean,
+                     "churned_bytes_per_entry": mean, "churned_ci_low": mean - half, "churned_ci_high": mean + half,
+                     "churned_over_dense": mean / dense_mean})
+    return pd.DataFrame(rows, columns=FRAGMENTED_COLUMNS)
 
 
 def point_estimates(reads: pd.DataFrame, fits: pd.DataFrame, swap_bytes: int = DEFAULT_SWAP_BYTES) -> pd.DataFrame:

@@ -13,7 +13,8 @@ from .loader import Campaign
 from .metrics import undeclared_measurements
 from .overhead import components_table, cover_letter_check, model_table
 from .overhead_measured import (
-    AGREEMENT, agreement, measured_fits, overhead_reads, point_estimates, scaled_table, slab_changes,
+    AGREEMENT, agreement, fragmented_table, measured_fits, overhead_reads, point_estimates, scaled_table,
+    slab_changes,
 )
 from .overhead_model import BUILT_DESIGNS, DESIGNS, GIB, built_layouts, fixed_bytes
 from .pairing import split_config
@@ -300,7 +301,7 @@ def _layout_text(measured_ids: dict) -> str:
 
 
 def overhead_section(model: pd.DataFrame, swap_bytes: int, fits: pd.DataFrame, scaled: pd.DataFrame,
-                     images: list, slabs: pd.DataFrame = None) -> Section:
+                     images: list, slabs: pd.DataFrame = None, churned: pd.DataFrame = None) -> Section:
     section = Section("Memory overhead: the model, the fits, the slab caches", collapsed=True)
     check = cover_letter_check()
     verdict = "reproduces all" if check["matches"].all() else "DOES NOT reproduce all"
@@ -343,6 +344,11 @@ def overhead_section(model: pd.DataFrame, swap_bytes: int, fits: pd.DataFrame, s
                          f"{fmt.fixed(row.unexplained_bytes, 0)} B"
                          + (f" ({row.slot_intercept:.0f} B of them the fit's fixed cost of a swapon)."
                             if row.slot_intercept == row.slot_intercept else "."))
+    if churned is not None and len(churned):
+        section.table(_rounded(churned),
+                      "A space that churns (point F: the last point's entries, then rounds that each free a share "
+                      "of them at random and swap as many new pages out): bytes per entry, 95 % t interval over "
+                      "runs, beside the same runs' last point C, where as many entries went out in order")
     if slabs is not None and len(slabs):
         section.table(_rounded(slabs),
                       "Slab caches that moved (/proc/slabinfo, read 1; 'per' is bytes per slot or per entry)")
@@ -461,6 +467,7 @@ def _write_report(campaign: Campaign, out_dir: Path, base: str, new: str, swap_b
     model = model_table(swap_bytes)
     reads = overhead_reads(campaign.path, campaign.runs)
     fits = measured_fits(reads)
+    churned = fragmented_table(reads)
     scaled = scaled_table(fits, swap_bytes)
     provenance = provenance_section(campaign)
     tables = headline.headlines(judged, fits, base, new)
@@ -475,7 +482,7 @@ def _write_report(campaign: Campaign, out_dir: Path, base: str, new: str, swap_b
                          plots.overhead_plot(model, swap_bytes, out_dir)
                          + plots.overhead_measured_plot(scaled, point_estimates(reads, fits, swap_bytes), swap_bytes,
                                                         out_dir),
-                         slab_changes(campaign.path, campaign.runs)),
+                         slab_changes(campaign.path, campaign.runs), churned),
         images_section("Swapoff: time against the size swapped", plots.swapoff_plot(metrics, out_dir),
                        "swapoff time vs swapped size per kernel", caveat),
         compare_section(judged, base, new, caveat, undeclared_measurements(metrics)),
@@ -488,7 +495,7 @@ def _write_report(campaign: Campaign, out_dir: Path, base: str, new: str, swap_b
     _write_csvs(out_dir, {
         "systime": systime, "compare": judged, "overhead-model": model, "overhead-components": components_table(),
         "overhead-cover-letter-check": cover_letter_check(), "overhead-measured": fits,
-        "overhead-scaled": scaled, "overhead-reads": reads,
+        "overhead-scaled": scaled, "overhead-reads": reads, "overhead-churned": churned,
         "runs": campaign.runs, "problems": pd.DataFrame([vars(p) for p in campaign.problems],
                                                         columns=["run_id", "file", "message"]),
         "metrics": metrics, "kernel-reports": campaign.kernel_reports,

@@ -39,8 +39,10 @@ def _point(base: float, rng, noise: float, reads: int, *, entries: int = 0, vswa
 def overhead_output(*, per_slot: float, per_entry: float, sizes_mb=(256, 1024, 4096), hold_mb: int = 256,
                     percents=(0, 25, 50, 75, 100), fixed: float = 40960, noise: float = 20000, reads: int = 3,
                     vswap: bool = False, device: bool = True, shadow: float = 0.0, seed: int = 1,
-                    resident: int = 0) -> dict:
-    """The document overhead.c writes; with device=False (zswap-only) one size, 0, and no swapon."""
+                    resident: int = 0, churned_per_entry: float = None, rounds: int = 4) -> dict:
+    """The document overhead.c writes; with device=False (zswap-only) one size, 0, and no swapon; with
+    CHURNED_PER_ENTRY, a point F after ROUNDS rounds of churn (--fragment-rounds) where the last point's
+    entries cost that much each."""
     rng = np.random.default_rng(seed)
     hold_pages = hold_mb * (1 << 20) // PAGE
     sizes = list(sizes_mb) if device else [0]
@@ -67,11 +69,20 @@ def overhead_output(*, per_slot: float, per_entry: float, sizes_mb=(256, 1024, 4
         points[str(percent)] = point
         first = first if first is not None else point
     c = [np.median([p["C"][str(r)]["kernel_bytes"] for r in range(1, reads + 1)]) for p in points.values()]
-    return {
+    last_entries = list(points.values())[-1]["entries"]
+    document = {
         "device": "/dev/vdb" if device else "", "device_mib": max(sizes) if device else 0, "page_size": PAGE,
         "reads_per_point": reads, "drop_caches": True, "hold_pages": hold_pages,
         "static": static,
         "dynamic": {"size_mb": sizes[-1], "swap_slots": last_slots if device else 0, "points": points},
-        "overhead": {"swap_slots": last_slots if device else 0, "entries": list(points.values())[-1]["entries"],
+        "overhead": {"swap_slots": last_slots if device else 0, "entries": last_entries,
                      "static_bytes": int(static_bytes), "dynamic_bytes": int(c[-1] - c[0])},
     }
+    if churned_per_entry is not None:
+        point = _point(on + churned_per_entry * last_entries, rng, noise, reads, entries=last_entries, vswap=vswap)
+        document["dynamic"]["fragmented"] = {
+            "rounds": rounds, "percent": 25, "churned_pages": rounds * last_entries // 4, "evict_errno": 0,
+            "entries": last_entries, "resident_pages": 0, "pageout_tries": 1, "churn_s": 1.0, "F": point}
+        f = np.median([point[str(r)]["kernel_bytes"] for r in range(1, reads + 1)])
+        document["overhead"] |= {"fragmented_entries": last_entries, "fragmented_dynamic_bytes": int(f - c[0])}
+    return document

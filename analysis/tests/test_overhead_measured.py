@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from analysis.overhead_measured import (
-    agreement, dynamic_deltas, fit_line, largest_point_check, measured_fits, output_reads, point_estimates,
-    scaled_table, slab_changes, static_deltas,
+    agreement, dynamic_deltas, fit_line, fragmented_table, largest_point_check, measured_fits, output_reads,
+    point_estimates, scaled_table, slab_changes, static_deltas,
 )
 from analysis.overhead_model import (
     BUILT_DESIGNS, BUILT_SCENARIOS, GIB, LAYOUTS_DIR, MIB, LayoutError, built_design, built_layouts,
@@ -340,6 +340,48 @@ def test_fixture_has_the_shape_the_real_program_writes(tmp_path):
     assert set(reads["phase"]) == {"A", "B", "C"} and set(reads["read"]) == {0, 1, 2}
     fit = measured_fits(reads).iloc[0]
     assert fit["max_slots"] == 0 and np.isnan(fit["slot_slope"]) and fit["kernel_id"] == KERNELS["vswap"]
+
+
+def test_fixture_of_a_churned_space_has_the_shape_the_real_program_writes(tmp_path):
+    """overhead.c with --fragment-rounds, run here as above: the point F and its summary."""
+    gcc = shutil.which("gcc")
+    if not gcc:
+        pytest.skip("no gcc")
+    binary = tmp_path / "overhead"
+    lib = sorted((TOP / "workloads" / "lib").glob("*.c"))
+    subprocess.run([gcc, "-O2", "-Wall", "-Werror", f"-I{TOP / 'workloads' / 'lib'}", "-o", binary,
+                    TOP / "workloads" / "overhead" / "overhead.c", *lib], check=True)
+    out = tmp_path / "out.json"
+    env = {key: value for key, value in os.environ.items() if key != "VB_OUT"}
+    subprocess.run([binary, "--sizes", "none", "--hold-mib", "4", "--reads", "2", "--drop-caches", "0",
+                    "--percents", "0 100", "--fragment-rounds", "2", "--fragment-percent", "25", "--json", out],
+                   check=True, env=env)
+    real = json.loads(out.read_text())
+    fixture = overhead_output(per_slot=0, per_entry=1, device=False, reads=2, hold_mb=4, percents=(0, 100),
+                              churned_per_entry=1, rounds=2)
+    assert shape(real) == shape(fixture)
+    churn = real["dynamic"]["fragmented"]
+    # About a quarter of the 1024 pages a round, drawn at random.
+    assert churn["rounds"] == 2 and 300 < churn["churned_pages"] < 700, churn
+    assert "F" in set(reads_of({("vswap", "zswap-only", 1): real})["phase"])
+
+
+def test_a_churned_space_is_held_against_the_same_runs_dense_one():
+    outputs = {}
+    for kernel, dense, churned in (("baseline", 30.0, 30.0), ("vswap", 24.125, 36.0)):
+        for repetition in (1, 2, 3):
+            outputs[(kernel, "disk", repetition)] = overhead_output(
+                per_slot=0.2, per_entry=dense, churned_per_entry=churned, vswap=kernel == "vswap",
+                seed=repetition, noise=2000, percents=(0, 100))
+    table = fragmented_table(reads_of(outputs)).set_index("kernel")
+    assert list(table["runs"]) == [3, 3] and (table["entries"] == 65536).all()
+    for kernel, dense, churned in (("baseline", 30.0, 30.0), ("vswap", 24.125, 36.0)):
+        row = table.loc[kernel]
+        assert row["dense_bytes_per_entry"] == pytest.approx(dense, abs=0.2)
+        assert row["churned_ci_low"] < churned < row["churned_ci_high"]
+        assert row["churned_over_dense"] == pytest.approx(churned / dense, rel=0.02)
+    # Runs without a point F give no row.
+    assert fragmented_table(reads_of({("vswap", "disk", 1): overhead_output(per_slot=0, per_entry=1)})).empty
 
 
 def test_the_point_of_most_entries_is_held_against_the_line_of_the_others():

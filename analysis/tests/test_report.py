@@ -3,6 +3,7 @@ import copy
 import json
 import re
 
+import pandas as pd
 import pytest
 
 from analysis.cli import main
@@ -30,7 +31,8 @@ def campaign(tmp_path_factory):
             write_run(campaign, kernel=kernel, backend="disk", workload="swapoff", repetition=repetition,
                       real_s=1, sys_s=1, output=output)
         write_run(campaign, kernel=kernel, backend="zswap", workload="overhead", repetition=1, real_s=1, sys_s=1,
-                  output=overhead_output(per_slot=26, per_entry=18, vswap=kernel == "vswap"))
+                  output=overhead_output(per_slot=26, per_entry=18, vswap=kernel == "vswap",
+                                         churned_per_entry=27 if kernel == "vswap" else 18))
     write_run(campaign, kernel="vswap", backend="zswap", repetition=9, real_s=0, sys_s=0, status="timeout")
     (campaign / "runs" / "broken").mkdir()
     (campaign / "runs" / "broken" / "run.json").write_text("not json")
@@ -68,6 +70,15 @@ def test_measured_overhead_sits_beside_the_model(campaign):
     assert measured.loc["vswap", "model"] == "built:vswap"
     html = (campaign / "report" / "index.html").read_text()
     assert "overhead-measured.png" in html and "does not explain" in html
+
+
+def test_a_churned_space_is_tabled_beside_the_dense_one(campaign):
+    html = (campaign / "report" / "index.html").read_text()
+    assert "A space that churns" in html
+    churned = pd.read_csv(campaign / "report" / "overhead-churned.csv").set_index("kernel")
+    assert churned.loc["vswap", "churned_bytes_per_entry"] == pytest.approx(27, abs=1)
+    assert churned.loc["vswap", "churned_over_dense"] == pytest.approx(1.5, abs=0.1)
+    assert churned.loc["baseline", "churned_over_dense"] == pytest.approx(1.0, abs=0.1)
 
 
 def test_kernel_reports_are_tabled_per_kernel(tmp_path):
