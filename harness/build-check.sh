@@ -12,6 +12,11 @@
 #   boot-K      with --boot: prefix K's kernel boots the guest image to its
 #               agent (python3 -m vswap_bench boot-check; under TCG about
 #               half a minute a prefix).
+#   verify-K    with --boot, once it boots: swap-verify through zswap and
+#               through the disk on prefix K's kernel (run.sh with
+#               harness/build-check-verify.conf, results in
+#               BUILD_DIR/build-check/verify/K): a prefix that loses or
+#               corrupts a page fails.  About two minutes a prefix.
 #   no-debugfs  the whole series with CONFIG_DEBUG_FS=n (the vswap check and
 #               its helpers exist only with debugfs).  These builds and the
 #               three below fail on a warning in a file the series changes.
@@ -97,6 +102,18 @@ for ((k = from; k <= to; k++)); do
 		# Why, then how the console ended.
 		fail "boot-${name#prefix-}" "$({ grep -m1 -E 'did not boot|error:' <<<"$out" || head -n1 <<<"$out"
 			tail -n3 <<<"$out"; } | tr '\n' ' ')"
+		continue
+	fi
+	# The prefix's kernel and the checkout's image, as run.sh takes another
+	# host's inputs: nothing is built or rebuilt for the runs.
+	inputs=$work/verify-inputs
+	rm -rf "$inputs" && mkdir -p "$inputs/kernels" &&
+		ln -s "$work/prefixes/kernels/vswap" "$inputs/kernels/vswap" &&
+		ln -s "$BUILD_DIR/image/guest.json" "$inputs/guest.json"
+	if out=$(VB_INPUTS=$inputs RESULTS_DIR=$work/verify/$k "$top/run.sh" "$top/harness/build-check-verify.conf" 2>&1); then
+		pass "verify-${name#prefix-}"
+	else
+		fail "verify-${name#prefix-}" "$(grep -m3 -E 'MISMATCH|failed|error' <<<"$out" | tr '\n' ' ')"
 	fi
 done
 
