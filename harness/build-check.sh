@@ -109,7 +109,7 @@ for ((k = from; k <= to; k++)); do
 	inputs=$work/verify-inputs
 	rm -rf "$inputs" && mkdir -p "$inputs/kernels" &&
 		ln -s "$work/prefixes/kernels/vswap" "$inputs/kernels/vswap" &&
-		ln -s "$BUILD_DIR/image/guest.json" "$inputs/guest.json"
+		ln -s "${VB_IMAGE_JSON:-$BUILD_DIR/image/guest.json}" "$inputs/guest.json"
 	if out=$(VB_INPUTS=$inputs RESULTS_DIR=$work/verify/$k "$top/run.sh" "$top/harness/build-check-verify.conf" 2>&1); then
 		pass "verify-${name#prefix-}"
 	else

@@ -35,13 +35,14 @@ cat >"$tmp/build-kernel" <<'EOF2'
 [ "$1" = vswap ] || { echo "build-kernel stand-in: asked for '$1'" >&2; exit 2; }
 last=$(tail -n1 "$PATCHES/series")
 [[ $last == *-nobuild.patch ]] && { echo "error: $last does not compile" >&2; exit 1; }
-mkdir -p "$BUILD_DIR/kernels/vswap" && echo "kernel of $last" >"$BUILD_DIR/kernels/vswap/bzImage"
+mkdir -p "$BUILD_DIR/kernels/vswap" && echo "kernel of $last" >"$BUILD_DIR/kernels/vswap/bzImage" &&
+	printf '{"schema": 1, "kernel_id": "%s"}\n' "$last" >"$BUILD_DIR/kernels/vswap/kernel.json"
 EOF2
 chmod +x "$tmp/build-kernel"
 mv "$tmp/series/0002-p2.patch" "$tmp/series/0002-nobuild.patch"
 sed -i 's/0002-p2.patch/0002-nobuild.patch/' "$tmp/series/series"
 echo "not an image" >"$tmp/guest.ext4"
-printf '{"image": "%s"}\n' "$tmp/guest.ext4" >"$tmp/guest.json"
+printf '{"image": "%s", "image_id": "img-id"}\n' "$tmp/guest.ext4" >"$tmp/guest.json"
 boot_checks() { # boot_checks RECORDING ARGS...: build-check --boot on the fake QEMU
 	local recording=$1
 	shift
@@ -53,12 +54,20 @@ out=$(boot_checks clean --to 3 2>&1); rc=$?
 out=$(sed 's/ *$//' <<<"$out")
 want="PASS prefix-01 (0001-p1)
 PASS boot-01 (0001-p1)
+PASS verify-01 (0001-p1)
 FAIL prefix-02 (0002-nobuild): error: 0002-nobuild.patch does not compile
 PASS prefix-03 (0003-p3)
 PASS boot-03 (0003-p3)
-build-check: 4 passed, 1 failed, 0 skipped"
+PASS verify-03 (0003-p3)
+build-check: 6 passed, 1 failed, 0 skipped"
 [ $rc -eq 1 ] && [ "$out" = "$want" ] && pass "build-check boots each prefix that built, and only those" ||
 	fail "build-check boots each prefix that built, and only those" "exit $rc: $out"
+
+# A prefix that boots but loses a page: swap-verify fails its runs.
+out=$(boot_checks verify-failed --to 1 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q '^PASS boot-01' <<<"$out" && grep -q '^FAIL verify-01 (0001-p1): .*failed' <<<"$out" &&
+	pass "build-check fails a prefix whose kernel boots but does not keep the pages it swaps" ||
+	fail "build-check fails a prefix whose kernel boots but does not keep the pages it swaps" "exit $rc: $out"
 
 out=$(boot_checks boot-panic --to 1 2>&1); rc=$?
 line=$(grep '^FAIL boot-01' <<<"$out")
