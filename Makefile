@@ -21,7 +21,8 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(HOST_TEST_DIR)/%,$(wildcard tests/unit
 .PHONY: help setup kernels kernel-baseline kernel-vswap kernels-debug kernel-baseline-debug kernel-vswap-debug \
 	kernels-kasan kernel-baseline-kasan kernel-vswap-kasan \
 	kernels-kcsan kernel-baseline-kcsan kernel-vswap-kcsan kernels-kcsan-strict \
-	kernel-baseline-kcsan-strict kernel-vswap-kcsan-strict kernel-layout \
+	kernel-baseline-kcsan-strict kernel-vswap-kcsan-strict kernels-lockstat kernel-baseline-lockstat \
+	kernel-vswap-lockstat kernel-layout \
 	guest-bin image \
 	test unit-test integration-test checkpatch build-check report clean distclean
 
@@ -40,6 +41,8 @@ help:
 	@echo "                (kernel-patches/configs/kcsan.config; kernel=vswap-kcsan)"
 	@echo "  kernels-kcsan-strict  the same with KCSAN's strict rules (configs/kcsan-strict.config;"
 	@echo "                kernel=vswap-kcsan-strict)"
+	@echo "  kernels-lockstat  both kernels with lock statistics (configs/lockstat.config;"
+	@echo "                kernel=vswap-lockstat; campaigns/contention.conf)"
 	@echo "  kernel-layout the swap structure sizes of the built kernels (from their obj/ trees,"
 	@echo "                nothing rebuilt) into build/kernels/NAME/layout.json and analysis/layouts/"
 	@echo "  image         build the guest image (build/image/)"
@@ -71,8 +74,10 @@ kernels-debug: kernel-baseline-debug kernel-vswap-debug
 kernels-kasan: kernel-baseline-kasan kernel-vswap-kasan
 kernels-kcsan: kernel-baseline-kcsan kernel-vswap-kcsan
 kernels-kcsan-strict: kernel-baseline-kcsan-strict kernel-vswap-kcsan-strict
+kernels-lockstat: kernel-baseline-lockstat kernel-vswap-lockstat
 kernel-baseline-debug kernel-vswap-debug kernel-baseline-kasan kernel-vswap-kasan \
-kernel-baseline-kcsan kernel-vswap-kcsan kernel-baseline-kcsan-strict kernel-vswap-kcsan-strict:
+kernel-baseline-kcsan kernel-vswap-kcsan kernel-baseline-kcsan-strict kernel-vswap-kcsan-strict \
+kernel-baseline-lockstat kernel-vswap-lockstat:
 	harness/setup.sh --check
 	harness/build-kernel.sh $(patsubst kernel-%,%,$@)
 

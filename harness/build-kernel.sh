@@ -11,7 +11,8 @@
 # "kcsan" (debug.config plus kcsan.config, with the data-race instrumentation
 # on the C files the series in PATCHES changes only: the same files in both
 # variants, so a report on the baseline is not the series') or
-# "kcsan-strict" (the same with kcsan-strict.config: KCSAN's strict rules);
+# "kcsan-strict" (the same with kcsan-strict.config: KCSAN's strict rules)
+# or "lockstat" (lockstat.config: /proc/lock_stat, lock contention counts);
 # the vswap variant adds VSWAP_CONFIG (kernel-patches/configs/vswap.config:
 # options only the series has).  Output, in $BUILD_DIR/kernels/KERNEL/:
 # bzImage, .config, kernel.json and System.map (the symbols an instruction
@@ -41,6 +42,7 @@ debug) fragments+=("$configs/debug.config") ;;
 kasan) fragments+=("$configs/debug.config" "$configs/kasan.config") ;;
 kcsan) fragments+=("$configs/debug.config" "$configs/kcsan.config") ;;
 kcsan-strict) fragments+=("$configs/debug.config" "$configs/kcsan.config" "$configs/kcsan-strict.config") ;;
+lockstat) fragments+=("$configs/lockstat.config") ;;
 esac
 if [ "$variant" = vswap ] && [ -n "$VSWAP_CONFIG" ]; then
 	[ -f "$VSWAP_CONFIG" ] || die "VSWAP_CONFIG=$VSWAP_CONFIG: no such config fragment"

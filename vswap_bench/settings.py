@@ -27,10 +27,10 @@ WORKLOADS_DIR = TOP / "workloads"
 BACKENDS = ("disk", "zswap", "zswap-only", "zram", "none")
 # The kernels harness/build-kernel.sh builds (make kernel-NAME), by the name a campaign gives them: a variant
 # (the tree: baseline, or vswap with the series) and a flavour (the config: guest, or with debug.config, or
-# with debug.config and kasan.config or kcsan.config, or kcsan.config and kcsan-strict.config), named
-# VARIANT, or VARIANT-FLAVOUR when the flavour is not guest.
+# with debug.config and kasan.config or kcsan.config, or kcsan.config and kcsan-strict.config, or with
+# lockstat.config), named VARIANT, or VARIANT-FLAVOUR when the flavour is not guest.
 KERNEL_BUILDS = {(variant if flavour == "guest" else f"{variant}-{flavour}"): (variant, flavour)
-                 for flavour in ("guest", "debug", "kasan", "kcsan", "kcsan-strict")
+                 for flavour in ("guest", "debug", "kasan", "kcsan", "kcsan-strict", "lockstat")
                  for variant in ("baseline", "vswap")}
 KERNEL_VARIANTS = tuple(KERNEL_BUILDS)
 # A campaign's A/A group (its 'aa = KERNEL' line) runs the build KERNEL a second time under this label, so

@@ -43,7 +43,7 @@ def _swapoff_region(name: str) -> dict:
     if name != "sparse":
         region |= {"swap_ptes_before_swapoff": 2048, "swap_ptes_after_swapoff": 0}
     return region | {"pages": 2048, "minor_faults_after_swapoff": 3, "major_faults_after_swapoff": 0,
-                     "touch_verify_s": 0.2, "mismatches": 0}
+                     "touch_verify_s": 0.2, "mismatches": 0, "lost_pages": 0}
 
 
 from analysis.tests.overhead_fixture import overhead_output  # noqa: E402  (the overhead workload's writer)
@@ -52,7 +52,8 @@ VSWAP_COUNTERS = {"used": 10, "nr_swapfile": 0, "nr_zswap": 10, "nr_zero": 0, "n
                   "desc_bytes": 8192, "alloc_reject": 0}
 
 OUTPUTS = {
-    "overhead": overhead_output(per_slot=3.2, per_entry=9, sizes_mb=(256, 1024), hold_mb=16, vswap=True),
+    "overhead": overhead_output(per_slot=3.2, per_entry=9, sizes_mb=(256, 1024), hold_mb=16, vswap=True,
+                                churned_per_entry=12),
     "kernel-build": {"jobs": 2, "targets": "mm/memory.o", "in_memory": 0, "disk_read_kb": {"vda": 30144, "vdb": 0, "vdc": 11176},
                      "disk_written_kb": {"vda": 412, "vdb": 0, "vdc": 3120},
                      "build_s": 300.5, "make_exit": 0, "objects_compiled": 8},
@@ -72,11 +73,11 @@ OUTPUTS = {
                 "cgroup_bytes_before_swapoff": 1 << 20, "cgroup_bytes_after_swapoff": 1 << 26,
                 "swap_used_kib_before": 65536, "swap_used_kib_after": 0,
                 "swapoff": {"wall_s": 3.0, "user_s": 0.0, "sys_s": 2.9, "minor_faults": 5, "major_faults": 0,
-                            "exit_status": 0},
+                            "exit_status": 0, "fail_reads": 4, "reads_failed": 4},
                 **{name: _swapoff_region(name) for name in ("anon", "cow", "shmem", "sparse", "vmas")},
                 "cow_child": {"ok": True, "minor_faults_after_swapoff": 1, "major_faults_after_swapoff": 0,
-                              "mismatches": 0},
-                "mismatches": 0},
+                              "mismatches": 0, "lost_pages": 0},
+                "mismatches": 0, "lost_pages": 4},
     "swap-verify": {mode: _swap_verify_mode(mode) for mode in ("plain", "fork", "shmem")},
     "rewrite-race": {"pages": 16384, "rewriters": 2, "seconds": 60.0, "reads": 200000, "rewrites": 200000,
                      "batch_pageouts": 12500, "region_pageouts": 40, "swapped_pages_at_end": 9000,

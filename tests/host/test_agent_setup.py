@@ -219,3 +219,34 @@ def test_the_large_folio_counters_of_each_size_are_taken_as_their_change(tmp_pat
     assert json.loads(done.stdout) == {"2048kB": {"swpout": 8, "swpout_fallback": 0}, "64kB": {"swpin": 0, "swpout": 3}}
     done = agent(["mthp_counters", "mthp_delta_json"], f'THP_DIR="{tmp_path / "none"}"; mthp_delta_json /dev/null')
     assert json.loads(done.stdout) == {}, done.stdout
+
+
+LOCK_STAT = """\
+lock_stat version 0.4
+-----------------------------------------------------------------------------------------------------------
+                              class name    con-bounces    contentions   waittime-min   waittime-max waittime-total   waittime-avg    acq-bounces   acquisitions   holdtime-min   holdtime-max holdtime-total   holdtime-avg
+-----------------------------------------------------------------------------------------------------------
+
+                   &cluster->lock:            12             15           0.23          10.55          45.20           3.01             89          51234           0.05          25.10         890.20           0.72
+                   --------------
+                   &cluster->lock             15          [<ffffffff8123>] vswap_alloc+0x4d/0x230
+                   --------------
+                   &cluster->lock              9          [<ffffffff8124>] vswap_free+0x20/0x90
+
+.............................................................................................................
+
+                 &mm->mmap_lock-W:             0              0           0.00           0.00           0.00           0.00              3             40           0.50          90.00         400.00          10.00
+                 &mm->mmap_lock-R:             1              2           1.00           2.00           3.00           1.50             10          20000           0.10           5.00        2000.00           0.10
+                    swap_lock:             0              0           0.00           0.00           0.00           0.00              0             12           0.10           0.20           1.00           0.08
+"""
+
+
+def test_lock_stat_keeps_the_classes_that_waited_or_were_busy(tmp_path):
+    (tmp_path / "lock_stat").write_text(LOCK_STAT)
+    done = agent(["lock_stat_json"], f'LOCK_STAT="{tmp_path / "lock_stat"}"; lock_stat_json')
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "&cluster->lock": {"contentions": 15, "wait_us": 45.2, "acquisitions": 51234, "hold_us": 890.2},
+        "&mm->mmap_lock-R": {"contentions": 2, "wait_us": 3.0, "acquisitions": 20000, "hold_us": 2000.0}}
+    done = agent(["lock_stat_json"], f'LOCK_STAT="{tmp_path / "none"}"; lock_stat_json')
+    assert done.stdout == "null"

@@ -82,7 +82,8 @@ def test_each_kernel_a_campaign_names_is_a_variant_and_a_flavour():
         "baseline-debug": (0, "baseline debug\n"), "vswap-debug": (0, "vswap debug\n"),
         "baseline-kasan": (0, "baseline kasan\n"), "vswap-kasan": (0, "vswap kasan\n"),
         "baseline-kcsan": (0, "baseline kcsan\n"), "vswap-kcsan": (0, "vswap kcsan\n"),
-        "baseline-kcsan-strict": (0, "baseline kcsan-strict\n"), "vswap-kcsan-strict": (0, "vswap kcsan-strict\n")}
+        "baseline-kcsan-strict": (0, "baseline kcsan-strict\n"), "vswap-kcsan-strict": (0, "vswap kcsan-strict\n"),
+        "baseline-lockstat": (0, "baseline lockstat\n"), "vswap-lockstat": (0, "vswap lockstat\n")}
     done = vswap_bench("kernel-variant", "mainline")
     assert done.returncode == 64 and done.stdout == ""
     assert "unknown kernel 'mainline'" in done.stderr and ", ".join(KERNEL_VARIANTS) in done.stderr, done.stderr
