@@ -179,6 +179,27 @@ def swapoff_plot(metrics: pd.DataFrame, out_dir: Path) -> list[Path]:
     return [_save(figure, out_dir / "swapoff-time.png")]
 
 
+def contention_plot(waits: pd.DataFrame, out_dir: Path) -> list[Path]:
+    """Lock contentions per 1000 pages swapped out against the guest's vCPUs, per kernel and backend
+    (analysis/contention.py's waits table)."""
+    if waits.empty:
+        return []
+    colors = _kernel_colors(waits["kernel"].unique())
+    figure, axes = plt.subplots(figsize=(7, 4))
+    for (kernel, backend), group in waits.groupby(["kernel", "backend"]):
+        group = group.sort_values("vcpus")
+        axes.plot(group["vcpus"], group["contentions_per_kpage"], color=colors[kernel],
+                  marker="o" if backend == "disk" else "^", linestyle="-" if backend == "disk" else "--",
+                  label=f"{kernel} {backend}")
+    axes.set_xscale("log", base=2)
+    axes.set_xticks(sorted(waits["vcpus"].unique()), [str(v) for v in sorted(waits["vcpus"].unique())])
+    axes.set_xlabel("guest vCPUs (one workload process each)")
+    axes.set_ylabel("lock contentions per 1000 pages swapped out")
+    axes.set_ylim(bottom=0)
+    axes.legend(fontsize="small")
+    return [_save(figure, out_dir / "contention.png")]
+
+
 # The history plot's mark and legend of each campaign by what the gate made of it.
 GATE_MARKERS = {ACCEPTED: {"marker": "o"}, REJECTED: {"marker": "X", "markersize": 9},
                 NOT_GATED: {"marker": "o", "fillstyle": "none"}}

@@ -11,6 +11,7 @@ from vswap_bench.status import has_ended
 from . import headline, plots, verdicts
 from .loader import Campaign
 from .metrics import undeclared_measurements
+from .contention import kernel_pair, lock_rows, ratio_table, waits_table
 from .overhead import components_table, cover_letter_check, model_table
 from .overhead_measured import (
     AGREEMENT, agreement, fragmented_table, measured_fits, overhead_reads, point_estimates, scaled_table,
@@ -360,6 +361,27 @@ def overhead_section(model: pd.DataFrame, swap_bytes: int, fits: pd.DataFrame, s
     return section
 
 
+def contention_section(waits: pd.DataFrame, ratios: pd.DataFrame, pair: tuple, images: list) -> Section:
+    section = Section("Where each kernel waits: lock statistics per page swapped out", collapsed=True)
+    if waits.empty:
+        section.text("No lock statistics in this campaign: campaigns/contention.conf records them on the "
+                     "lockstat kernels (make kernels-lockstat).")
+        return section
+    section.text("/proc/lock_stat over each run's workload, every lock class together, per 1000 pages swapped "
+                 "out (pswpout + zswpout), means over repetitions; the top classes by microseconds waited per "
+                 "1000 pages. Lock statistics slow every lock operation, the same on both kernels: these "
+                 "kernels are for where each waits, not for how fast it is. Under TCG on a host with fewer "
+                 "cores than vCPUs, vCPUs beyond the host's cores are time-shared and a lock holder can be "
+                 "descheduled, which inflates the waits of both kernels alike.")
+    section.table(_rounded(waits), "Contentions, microseconds waited and acquisitions per 1000 pages swapped out")
+    if len(ratios):
+        section.table(_rounded(ratios), f"Contentions per page swapped out, {pair[1]} / {pair[0]}, "
+                                        "95 % interval over repetitions")
+    for image in images:
+        section.image(image.name, "lock contentions per 1000 pages swapped out against vCPUs")
+    return section
+
+
 def images_section(title: str, images: list, caption: str, caveat: str = "") -> Section:
     section = Section(title, collapsed=True)
     if not images:
@@ -470,6 +492,10 @@ def _write_report(campaign: Campaign, out_dir: Path, base: str, new: str, swap_b
     churned = fragmented_table(reads)
     scaled = scaled_table(fits, swap_bytes)
     provenance = provenance_section(campaign)
+    locks = lock_rows(campaign.path, campaign.runs)
+    waits = waits_table(locks)
+    pair = kernel_pair(locks["kernel"].unique(), base, new)
+    ratios = ratio_table(locks, *pair) if pair[0] else pd.DataFrame()
     tables = headline.headlines(judged, fits, base, new)
     (out_dir / SUMMARY_NAME).write_text("\n".join(summary_lines(tables, base, new)) + "\n")
     sections = [
@@ -485,6 +511,7 @@ def _write_report(campaign: Campaign, out_dir: Path, base: str, new: str, swap_b
                          slab_changes(campaign.path, campaign.runs), churned),
         images_section("Swapoff: time against the size swapped", plots.swapoff_plot(metrics, out_dir),
                        "swapoff time vs swapped size per kernel", caveat),
+        contention_section(waits, ratios, pair, plots.contention_plot(waits, out_dir)),
         compare_section(judged, base, new, caveat, undeclared_measurements(metrics)),
         images_section("Every repetition", plots.repetition_plots(metrics, out_dir),
                        "box per backend and kernel, every repetition as a dot", caveat),
@@ -496,6 +523,7 @@ def _write_report(campaign: Campaign, out_dir: Path, base: str, new: str, swap_b
         "systime": systime, "compare": judged, "overhead-model": model, "overhead-components": components_table(),
         "overhead-cover-letter-check": cover_letter_check(), "overhead-measured": fits,
         "overhead-scaled": scaled, "overhead-reads": reads, "overhead-churned": churned,
+        "lock-waits": waits, "lock-ratios": ratios,
         "runs": campaign.runs, "problems": pd.DataFrame([vars(p) for p in campaign.problems],
                                                         columns=["run_id", "file", "message"]),
         "metrics": metrics, "kernel-reports": campaign.kernel_reports,
