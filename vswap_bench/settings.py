@@ -52,7 +52,7 @@ COMPRESSORS = ("lzo", "lzo-rle", "lz4")
 # zram has backends of its own: the guest kernels build only CONFIG_ZRAM_BACKEND_LZO (lzo and lzo-rle), and
 # zram keeps lzo-rle when it is given another name.
 ZRAM_COMPRESSORS = ("lzo", "lzo-rle")
-# tinyconfig with SMP leaves CONFIG_NR_CPUS at its x86_64 default: a guest never sees more CPUs than this.
+# guest.config sets CONFIG_NR_CPUS to this (tinyconfig leaves 2): a guest never sees more CPUs than that.
 MAX_VCPUS = 64
 # Below this a memory.max OOM-kills the workload's own shell before the workload has started.
 MIN_MEMORY_MAX = 8 << 20

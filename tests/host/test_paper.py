@@ -65,3 +65,16 @@ def test_paper_plans_and_each_configuration_gets_a_32_vcpu_kvm_command_line(tmp_
         if run_id.startswith("kernel-build-"):
             assert "tree.ext4,format=raw,if=virtio,snapshot=on" in line, line
             assert "JOBS=32" in spec, spec
+
+
+def test_the_guest_kernels_can_bring_up_every_vcpu_a_campaign_may_ask_for():
+    """A guest kernel brings up at most CONFIG_NR_CPUS CPUs, whatever QEMU gives it (tinyconfig leaves 2):
+    paper.conf's 32 vCPUs and contention.conf's 4 and 8 need the guest config to say more."""
+    from vswap_bench.settings import MAX_VCPUS
+    config = (TOP / "kernel-patches" / "configs" / "guest.config").read_text()
+    found = re.search(r"^CONFIG_NR_CPUS=(\d+)$", config, re.M)
+    assert found and int(found.group(1)) >= MAX_VCPUS, "guest.config does not set CONFIG_NR_CPUS to MAX_VCPUS"
+    asked = [int(v) for name in ("paper", "contention")
+             for line in (TOP / "campaigns" / f"{name}.conf").read_text().splitlines()
+             if re.match(r"(axis )?vcpus\s*=", line) for v in line.split("=")[1].split()]
+    assert asked and max(asked) <= MAX_VCPUS
