@@ -317,8 +317,9 @@ def shape(document, depth=0):
     return items
 
 
-def test_fixture_has_the_shape_the_real_program_writes(tmp_path):
-    """overhead.c run here with --sizes none (no device touched, no drop_caches: S = 0, as zswap-only)."""
+def run_real_program(tmp_path, *arguments) -> dict:
+    """overhead.c built and run here with --sizes none (no device touched, no drop_caches: S = 0, as
+    zswap-only), 4 MiB held at 0 and 100 %, 2 reads a point, and ARGUMENTS: the document it writes."""
     gcc = shutil.which("gcc")
     if not gcc:
         pytest.skip("no gcc")
@@ -329,8 +330,12 @@ def test_fixture_has_the_shape_the_real_program_writes(tmp_path):
     out = tmp_path / "out.json"
     env = {key: value for key, value in os.environ.items() if key != "VB_OUT"}
     subprocess.run([binary, "--sizes", "none", "--hold-mib", "4", "--reads", "2", "--drop-caches", "0",
-                    "--percents", "0 100", "--json", out], check=True, env=env)
-    real = json.loads(out.read_text())
+                    "--percents", "0 100", *arguments, "--json", out], check=True, env=env)
+    return json.loads(out.read_text())
+
+
+def test_fixture_has_the_shape_the_real_program_writes(tmp_path):
+    real = run_real_program(tmp_path)
     fixture = overhead_output(per_slot=0, per_entry=1, device=False, reads=2, hold_mb=4, percents=(0, 100))
     # The fixture always writes a vswap object when asked to; the host has no vswap debugfs.
     assert shape(real) == shape(fixture)
@@ -343,20 +348,8 @@ def test_fixture_has_the_shape_the_real_program_writes(tmp_path):
 
 
 def test_fixture_of_a_churned_space_has_the_shape_the_real_program_writes(tmp_path):
-    """overhead.c with --fragment-rounds, run here as above: the point F and its summary."""
-    gcc = shutil.which("gcc")
-    if not gcc:
-        pytest.skip("no gcc")
-    binary = tmp_path / "overhead"
-    lib = sorted((TOP / "workloads" / "lib").glob("*.c"))
-    subprocess.run([gcc, "-O2", "-Wall", "-Werror", f"-I{TOP / 'workloads' / 'lib'}", "-o", binary,
-                    TOP / "workloads" / "overhead" / "overhead.c", *lib], check=True)
-    out = tmp_path / "out.json"
-    env = {key: value for key, value in os.environ.items() if key != "VB_OUT"}
-    subprocess.run([binary, "--sizes", "none", "--hold-mib", "4", "--reads", "2", "--drop-caches", "0",
-                    "--percents", "0 100", "--fragment-rounds", "2", "--fragment-percent", "25", "--json", out],
-                   check=True, env=env)
-    real = json.loads(out.read_text())
+    """overhead.c with --fragment-rounds: the point F and its summary."""
+    real = run_real_program(tmp_path, "--fragment-rounds", "2", "--fragment-percent", "25")
     fixture = overhead_output(per_slot=0, per_entry=1, device=False, reads=2, hold_mb=4, percents=(0, 100),
                               churned_per_entry=1, rounds=2)
     assert shape(real) == shape(fixture)
