@@ -149,13 +149,18 @@ export CCACHE_BASEDIR=$work KBUILD_BUILD_TIMESTAMP=vswap-bench KBUILD_BUILD_USER
 # CONFIG_X=y|n of SET on top, and no object of the series' C files: the
 # build compiles them again (ccache makes it cheap), so their warnings are
 # printed in every check, not only in the one that first built them.
-config_from() {
-	local obj=$1 arch=$2 opt f
-	shift 2
-	mkdir -p "$obj"
+drop_series_objects() { # drop_series_objects OBJ
+	local f
+	mkdir -p "$1"
 	for f in $series_files; do
-		[[ $f == *.c ]] && rm -f "$obj/${f%.c}.o"
+		[[ $f == *.c ]] && rm -f "$1/${f%.c}.o"
 	done
+	return 0
+}
+config_from() {
+	local obj=$1 arch=$2 opt
+	shift 2
+	drop_series_objects "$obj"
 	kmake O="$obj" ARCH="$arch" tinyconfig >/dev/null &&
 		(cd "$obj" && "$src/scripts/kconfig/merge_config.sh" -m .config \
 			"$src/kernel/configs/kvm_guest.config" "$top/kernel-patches/configs/guest.config" >/dev/null) || return 1
@@ -197,7 +202,7 @@ obj=$work/parisc64
 out=$({ if ! command -v hppa64-linux-gnu-gcc >/dev/null; then
 		echo "error: no hppa64-linux-gnu-gcc: run 'make setup' (Debian's gcc-hppa64-linux-gnu)"
 		false
-	fi && mkdir -p "$obj" && for f in $series_files; do [[ $f == *.c ]] && rm -f "$obj/${f%.c}.o"; done
+	fi && drop_series_objects "$obj" &&
 	kmake O="$obj" ARCH=parisc64 CROSS_COMPILE=hppa64-linux-gnu- generic-64bit_defconfig >/dev/null &&
 		grep -q '^CONFIG_SMP=y' "$obj/.config" && grep -q '^CONFIG_SWAP=y' "$obj/.config" &&
 		kmake O="$obj" ARCH=parisc64 CROSS_COMPILE=hppa64-linux-gnu- CC="ccache hppa64-linux-gnu-gcc" \
