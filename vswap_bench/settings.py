@@ -49,6 +49,8 @@ KERNEL_LABELS = KERNEL_VARIANTS + tuple(aa_label(kernel) for kernel in KERNEL_VA
 # The compressors the guest kernels have (kernel-patches/configs/guest.config: CRYPTO_LZO gives lzo and
 # lzo-rle, CRYPTO_LZ4 lz4); zram takes the same names.
 COMPRESSORS = ("lzo", "lzo-rle", "lz4")
+# The thp setting's large folio sizes (mTHP): that size only, always on.
+MTHP_SIZES = ("64K",)
 # zram has backends of its own: the guest kernels build only CONFIG_ZRAM_BACKEND_LZO (lzo and lzo-rle), and
 # zram keeps lzo-rle when it is given another name.
 ZRAM_COMPRESSORS = ("lzo", "lzo-rle")
@@ -386,7 +388,7 @@ CHECKS = {
     "zram_size": _size(1, may_be_max=False),
     "rotational": _one_of("0", "1"),
     "swap_disk": _one_of("virtio", "ram", "brd"),
-    "thp": _one_of("kernel", "never", "madvise", "always"),
+    "thp": _one_of("kernel", "never", "madvise", "always", *MTHP_SIZES),
     "aslr": _one_of("0", "1"),
     "timeout": _whole(MIN_TIMEOUT_S, MAX_TIMEOUT_S),
     "verify_poll": _whole(0, MAX_TIMEOUT_S),

@@ -181,9 +181,9 @@ def test_a_brd_disk_of_another_size_than_swap_mb_is_refused(tmp_path):
 def test_the_thp_mode_in_force_is_the_bracketed_one(tmp_path):
     enabled = tmp_path / "enabled"
     enabled.write_text("always [madvise] never\n")
-    done = agent(["thp_in_force"], f'THP="{enabled}"; echo "in force: $(thp_in_force)"')
+    done = agent(["thp_mode", "thp_in_force"], f'THP="{enabled}"; echo "in force: $(thp_in_force)"')
     assert done.stdout.splitlines() == ["in force: madvise"], done.stdout + done.stderr
-    done = agent(["thp_in_force"], f'THP="{tmp_path / "none"}"; echo "in force: $(thp_in_force)"')
+    done = agent(["thp_mode", "thp_in_force"], f'THP="{tmp_path / "none"}"; echo "in force: $(thp_in_force)"')
     assert done.stdout.splitlines() == ["in force: "], done.stdout + done.stderr
 
 
@@ -192,19 +192,49 @@ def test_thp_is_written_and_a_mode_not_in_force_after_it_ends_the_run(tmp_path):
     plain file does not) is a kernel that did not take it, and the run ends there."""
     enabled = tmp_path / "enabled"
     enabled.write_text("always madvise [never]\n")
-    done = agent(["set_thp", "thp_in_force"], f'THP="{enabled}"; set_thp', VB_THP="always")
+    done = agent(["set_thp", "thp_mode", "thp_in_force"], f'THP="{enabled}"; set_thp', VB_THP="always")
     assert enabled.read_text() == "always\n"
     assert done.returncode == 3 and done.stdout.startswith("give_up infra thp=always:") and "says always" in done.stdout, \
         done.stdout + done.stderr
-    done = agent(["set_thp", "thp_in_force"], f'THP="{tmp_path / "none"}"; set_thp', VB_THP="always")
+    done = agent(["set_thp", "thp_mode", "thp_in_force"], f'THP="{tmp_path / "none"}"; set_thp', VB_THP="always")
     assert done.returncode == 3 and done.stdout.startswith("give_up infra thp=always: this kernel has no"), \
+        done.stdout + done.stderr
+
+
+def test_a_large_folio_size_in_force_is_named_as_the_setting_names_it(tmp_path):
+    """With PMD-sized pages never, the size that is always on is the mode (thp=64K)."""
+    (tmp_path / "enabled").write_text("always madvise [never]\n")
+    for size, mode in (("2048kB", "always [inherit] madvise never"), ("64kB", "[always] inherit madvise never")):
+        (tmp_path / f"hugepages-{size}").mkdir()
+        (tmp_path / f"hugepages-{size}" / "enabled").write_text(mode + "\n")
+    done = agent(["thp_mode", "thp_in_force"], f'THP="{tmp_path / "enabled"}"; echo "in force: $(thp_in_force)"')
+    assert done.stdout.splitlines() == ["in force: 64K"], done.stdout + done.stderr
+    (tmp_path / "hugepages-64kB" / "enabled").write_text("always inherit madvise [never]\n")
+    done = agent(["thp_mode", "thp_in_force"], f'THP="{tmp_path / "enabled"}"; echo "in force: $(thp_in_force)"')
+    assert done.stdout.splitlines() == ["in force: never"], done.stdout + done.stderr
+
+
+def test_thp_of_a_size_turns_every_other_size_off(tmp_path):
+    """thp=64K writes never to the PMD mode and every size, then always to 64kB's; these plain files do not
+    bracket what was written, so the run ends as for a kernel that did not take it."""
+    (tmp_path / "enabled").write_text("always madvise [never]\n")
+    for size in ("2048kB", "64kB", "16kB"):
+        (tmp_path / f"hugepages-{size}").mkdir()
+        (tmp_path / f"hugepages-{size}" / "enabled").write_text("[inherit]\n")
+    done = agent(["set_thp", "thp_mode", "thp_in_force"], f'THP="{tmp_path / "enabled"}"; set_thp', VB_THP="64K")
+    assert [(tmp_path / name).read_text() for name in
+            ("enabled", "hugepages-2048kB/enabled", "hugepages-16kB/enabled", "hugepages-64kB/enabled")] == \
+        ["never\n", "never\n", "never\n", "always\n"]
+    assert done.returncode == 3 and done.stdout.startswith("give_up infra thp=64K:"), done.stdout + done.stderr
+    done = agent(["set_thp", "thp_mode", "thp_in_force"], f'THP="{tmp_path / "enabled"}"; set_thp', VB_THP="32K")
+    assert done.returncode == 3 and "this kernel has no" in done.stdout and "hugepages-32kB" in done.stdout, \
         done.stdout + done.stderr
 
 
 def test_thp_kernel_leaves_the_kernels_choice(tmp_path):
     enabled = tmp_path / "enabled"
     enabled.write_text("always madvise [never]\n")
-    done = agent(["set_thp", "thp_in_force"], f'THP="{enabled}"; set_thp; echo done', VB_THP="kernel")
+    done = agent(["set_thp", "thp_mode", "thp_in_force"], f'THP="{enabled}"; set_thp; echo done', VB_THP="kernel")
     assert done.stdout.splitlines() == ["done"] and enabled.read_text() == "always madvise [never]\n"
 
 

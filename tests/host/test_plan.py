@@ -43,7 +43,7 @@ BASE = "axis kernel = baseline vswap\nworkload = swap-verify\n"
     ("zswap_compressor = nosuch", ["zswap_compressor", "nosuch"]),
     ("rotational = 7", ["rotational"]),
     ("swap_disk = nvme", ["swap_disk", "virtio ram brd"]),
-    ("thp = huge", ["thp", "kernel never madvise always"]),
+    ("thp = huge", ["thp", "kernel never madvise always 64K"]),
     ("aslr = 2", ["aslr", "0 1"]),
     # Only module parameters: other words reach the guest's init, or change how it boots or what it shows.
     ("kernel_args = vswap.slots=1024 init=/bin/sh", ["kernel_args", "init=/bin/sh", "MODULE.PARAM=VALUE"]),

@@ -140,10 +140,10 @@ int vb_advise_huge_pages(void *addr, size_t len)
 		advice = MADV_NOHUGEPAGE;
 	else if (!strcmp(mode, "madvise"))
 		advice = MADV_HUGEPAGE;
-	else if (!strcmp(mode, "always"))
-		return 0;
+	else if (!strcmp(mode, "always") || (*mode && mode[strlen(mode) - 1] == 'K'))
+		return 0;	/* a large folio size (64K): no advice either */
 	else
-		vb_fail("VB_THP=%s: not kernel, never, madvise or always", mode);
+		vb_fail("VB_THP=%s: not kernel, never, madvise, always or a size", mode);
 	if (madvise(addr, len, advice))
 		vb_fail_sys("madvise (huge pages)");
 	return advice;

@@ -57,8 +57,8 @@ int vb_page_out(void *addr, size_t len);
 /*
  * The huge page advice of the run's thp setting (VB_THP in the environment)
  * for a mapping the workload swaps: thp=kernel (unset: the default) and
- * never, MADV_NOHUGEPAGE, base pages only; madvise, MADV_HUGEPAGE; always,
- * none.  Returns the advice given (0 for none); fails on another value.
+ * never, MADV_NOHUGEPAGE, base pages only; madvise, MADV_HUGEPAGE; always
+ * and a large folio size (64K), none.  Returns the advice given (0 for none); fails on another value.
  */
 int vb_advise_huge_pages(void *addr, size_t len);
 

@@ -1,0 +1,57 @@
+"""Checks on the thp campaign (tests/campaigns/thp.conf, issue #38): transparent huge pages are swapped out
+whole, on both kernels, to a non-rotational device and through zswap over it, and on the vswap kernel
+into zswap with no device at all; every page comes back with its contents.
+
+The counters are the guest's over the whole run (vmstat_delta) and the bench cgroup's (memory.stat): only
+the workload makes huge pages."""
+import pytest
+
+from test_campaigns import load, runs
+
+WHOLE = [("baseline", "disk"), ("baseline", "zswap"), ("vswap", "disk"), ("vswap", "zswap"), ("vswap", "zswap-only")]
+
+
+def thp_run(kernel, backend):
+    found = [r for r in runs("thp") if (load(r / "run.json")["kernel"], load(r / "run.json")["backend"]) ==
+             (kernel, backend)]
+    assert len(found) == 1, f"{len(found)} thp runs of {kernel} {backend}"
+    return found[0]
+
+
+def test_the_baseline_cannot_run_zswap_without_a_device():
+    assert load(thp_run("baseline", "zswap-only") / "status.json")["status"] == "unsupported"
+
+
+@pytest.mark.parametrize("kernel,backend", WHOLE)
+def test_huge_pages_swap_out_whole_and_come_back_intact(kernel, backend):
+    run = thp_run(kernel, backend)
+    status = load(run / "status.json")
+    assert status["status"] == "done", status["reason"]
+    result = load(run / "result.json")
+    assert result["thp"] == "always"
+    assert result["output"]["plain"]["mismatches"] == 0
+    vmstat, memcg = result["vmstat_delta"], result["cgroup"]["memory.stat"]
+    assert memcg["thp_fault_alloc"] >= 16, f"only {memcg['thp_fault_alloc']} huge pages made: nothing to show"
+    # Not one huge page had to be split to go out.
+    assert (memcg["thp_swpout_fallback"], vmstat["thp_split_page"]) == (0, 0), \
+        (memcg["thp_swpout_fallback"], vmstat["thp_split_page"])
+    if backend == "zswap-only":
+        # No device: every page of them went into zswap, as a copy of its own; the random ones, which do
+        # not compress, as they are (a huge page can no longer be split once it is unmapped).
+        assert memcg["thp_swpout"] == 0 and vmstat["pswpout"] == 0
+        assert vmstat["zswpout"] >= 512 * memcg["thp_fault_alloc"] // 2, vmstat["zswpout"]
+        assert result["zswap"]["stored_uncompressed"] > 0, result["zswap"]
+    else:
+        # 6.12's zswap takes no huge page: through zswap too, they go to the device whole.
+        assert memcg["thp_swpout"] >= memcg["thp_fault_alloc"] // 2, (memcg["thp_swpout"], memcg["thp_fault_alloc"])
+        assert result["mthp_delta"]["2048kB"]["swpout"] == vmstat["thp_swpout"]
+
+
+@pytest.mark.parametrize("backend", ["disk", "zswap"])
+def test_the_vswap_kernel_swaps_out_no_fewer_huge_pages_whole_than_the_baseline(backend):
+    whole = {kernel: load(thp_run(kernel, backend) / "result.json")["cgroup"]["memory.stat"]["thp_swpout"]
+             for kernel in ("baseline", "vswap")}
+    made = {kernel: load(thp_run(kernel, backend) / "result.json")["cgroup"]["memory.stat"]["thp_fault_alloc"]
+            for kernel in ("baseline", "vswap")}
+    # Per huge page made: how many are made depends on the guest's free memory at the time.
+    assert whole["vswap"] / made["vswap"] >= whole["baseline"] / made["baseline"] - 0.05, (whole, made)
