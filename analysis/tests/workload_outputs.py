@@ -35,7 +35,8 @@ def _swap_verify_mode(mode: str) -> dict:
             "nonresident_after_pageout": 16000, "swap_ptes_after_pageout": 12000, "swap_type_mask": 1,
             "nonresident_after_rewrite": 8000, "fill_s": 0.5, "pageout_s": 1.5, "verify_s": 2.0,
             "rewrite_verify_s": 2.5, "pages_verified": 32768, "mib_verified": 128, "mismatches": 0,
-            "children_failed": 0}
+            "children_failed": 0, "large_folios_after_fill": {"64kB": 0, "2048kB": 0},
+            "large_folios_after_verify": {"64kB": 0, "2048kB": 0}}
 
 
 def _swapoff_region(name: str) -> dict:

@@ -25,6 +25,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <getopt.h>
+#include <glob.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +165,41 @@ static double take_snapshot(const char *cmd)
 	return cost.wall_s;
 }
 
+/*
+ * The anonymous large folios in use in the whole guest, of each size
+ * (hugepages-SIZE/stats/nr_anon), as a JSON object: taken while this process
+ * holds its memory, they say whether pages swapped out in large folios came
+ * back in them.  {} on a kernel without the counters.
+ */
+static char *large_folios(void)
+{
+	const char *pattern = "/sys/kernel/mm/transparent_hugepage/hugepages-*/stats/nr_anon";
+	char *json = NULL;
+	size_t len = 0, i;
+	glob_t found;
+	FILE *out = open_memstream(&json, &len);
+
+	if (!out)
+		vb_fail_sys("open_memstream");
+	fprintf(out, "{");
+	if (!glob(pattern, 0, NULL, &found)) {
+		for (i = 0; i < found.gl_pathc; i++) {
+			const char *size = strstr(found.gl_pathv[i], "hugepages-") + strlen("hugepages-");
+			long value = -1;
+			FILE *f = fopen(found.gl_pathv[i], "r");
+
+			if (!f || fscanf(f, "%ld", &value) != 1)
+				vb_fail_sys(found.gl_pathv[i]);
+			fclose(f);
+			fprintf(out, "%s\"%.*s\": %ld", i ? ", " : "", (int)strcspn(size, "/"), size, value);
+		}
+		globfree(&found);
+	}
+	fprintf(out, "}");
+	fclose(out);
+	return json;
+}
+
 static struct residency measure_residency(char *base, size_t pages)
 {
 	struct residency r = { 0 };
@@ -253,8 +289,8 @@ int main(int argc, char **argv)
 	size_t pages, len, nbad = 0, per_class[VB_NR_CLASSES] = { 0 }, i;
 	int pageout_supported = 1, children_failed = 0, fd = -1;
 	double t0, t_fill, t_out, t_verify, t_end, snapshot_s = 0;
+	char *base, *folios_after_fill, *folios_after_verify;
 	FILE *out = stdout;
-	char *base;
 
 	parse_options(argc, argv, &o);
 	pages = o.size_mib * (1024 * 1024 / VB_PAGE_SIZE);
@@ -277,6 +313,7 @@ int main(int argc, char **argv)
 	t0 = vb_now();
 	fill_range(base, &o, 0, pages, 1, 0);
 	t_fill = vb_now();
+	folios_after_fill = large_folios();
 	page_out(base, len, &pageout_supported);
 	t_out = vb_now();
 	after_pageout = measure_residency(base, pages);
@@ -287,6 +324,7 @@ int main(int argc, char **argv)
 		children_failed = run_children(base, pages, &o, &pageout_supported);
 	nbad += check_range(base, &o, 0, pages, 1, gen_zero, NULL, "verify", &bad);
 	t_verify = vb_now();
+	folios_after_verify = large_folios();
 
 	fill_range(base, &o, 1, pages, 2, 1);
 	page_out(base, len, &pageout_supported);
@@ -310,11 +348,13 @@ int main(int argc, char **argv)
 		"  \"swap_type_mask\": %u,\n  \"nonresident_after_rewrite\": %zu,\n"
 		"  \"fill_s\": %.6f,\n  \"pageout_s\": %.6f,\n  \"verify_s\": %.6f,\n"
 		"  \"rewrite_verify_s\": %.6f,\n  \"pages_verified\": %zu,\n"
-		"  \"mib_verified\": %zu,\n  \"mismatches\": %zu,\n  \"children_failed\": %d",
+		"  \"mib_verified\": %zu,\n  \"mismatches\": %zu,\n  \"children_failed\": %d,\n"
+		"  \"large_folios_after_fill\": %s,\n  \"large_folios_after_verify\": %s",
 		pageout_supported ? "true" : "false", after_pageout.nonresident,
 		after_pageout.swap_ptes, after_pageout.swap_types | after_rewrite.swap_types,
 		after_rewrite.nonresident, t_fill - t0, t_out - t_fill, t_verify - t_out - snapshot_s,
-		t_end - t_verify, 2 * pages, 2 * o.size_mib, nbad, children_failed);
+		t_end - t_verify, 2 * pages, 2 * o.size_mib, nbad, children_failed,
+		folios_after_fill, folios_after_verify);
 	if (bad.phase)
 		fprintf(out, ",\n  \"first_bad\": {\"phase\": \"%s\", \"page\": %zu, \"class\": \"%s\", \"offset\": %ld}",
 			bad.phase, bad.page, vb_class_names[bad.cls], bad.offset);
