@@ -42,7 +42,7 @@ def swap_verify_runs():
 
 @pytest.fixture(scope="module",
                 params=["integration", "crash", "resume", "interrupt", "quick", "pressure", "verify", "features", "memcg",
-                        "space", "overhead", "ram-disk", "readahead", "swapoff", "swapoff-lost", "thrash"])
+                        "space", "overhead", "ram-disk", "readahead", "swapoff", "swapoff-lost", "thp", "thrash"])
 def campaign(request):
     if not (RESULTS / request.param / "plan").exists():
         pytest.fail(f"campaign {request.param} was not run: no {RESULTS / request.param / 'plan'}")

@@ -1,6 +1,7 @@
 """Checks on the thp campaign (tests/campaigns/thp.conf, issue #38): transparent huge pages are swapped out
 whole, on both kernels, to a non-rotational device and through zswap over it, and on the vswap kernel
-into zswap with no device at all; every page comes back with its contents.
+into zswap with no device at all; 64 KiB folios go out to zram and come back in whole on both kernels;
+every page comes back with its contents.
 
 The counters are the guest's over the whole run (vmstat_delta) and the bench cgroup's (memory.stat): only
 the workload makes huge pages."""
@@ -9,6 +10,7 @@ import pytest
 from test_campaigns import load, runs
 
 WHOLE = [("baseline", "disk"), ("baseline", "zswap"), ("vswap", "disk"), ("vswap", "zswap"), ("vswap", "zswap-only")]
+KERNELS = ("baseline", "vswap")
 
 
 def thp_run(kernel, backend):
@@ -55,3 +57,21 @@ def test_the_vswap_kernel_swaps_out_no_fewer_huge_pages_whole_than_the_baseline(
             for kernel in ("baseline", "vswap")}
     # Per huge page made: how many are made depends on the guest's free memory at the time.
     assert whole["vswap"] / made["vswap"] >= whole["baseline"] / made["baseline"] - 0.05, (whole, made)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_64k_folios_swap_out_whole_to_zram_and_come_back_in_whole(kernel):
+    run = thp_run(kernel, "zram")
+    status = load(run / "status.json")
+    assert status["status"] == "done", status["reason"]
+    result = load(run / "result.json")
+    assert result["thp"] == "64K"
+    output, vmstat, stats = result["output"]["plain"], result["vmstat_delta"], result["mthp_delta"]["64kB"]
+    assert output["mismatches"] == 0
+    made = output["large_folios_after_fill"]["64kB"]
+    assert made >= 256, f"only {made} 64 KiB folios made: nothing to show"
+    # Out: MADV_PAGEOUT twice (after the fill and after the rewrite), each folio whole.
+    assert stats["swpout"] >= 2 * made and stats["swpout_fallback"] == 0, stats
+    # In: one fault a folio, not one a page, and the folios are there again after the verify.
+    assert vmstat["pgmajfault"] < vmstat["pswpin"] // 8, (vmstat["pgmajfault"], vmstat["pswpin"])
+    assert output["large_folios_after_verify"]["64kB"] >= made * 9 // 10, output
