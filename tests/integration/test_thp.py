@@ -68,10 +68,11 @@ def test_64k_folios_swap_out_whole_to_zram_and_come_back_in_whole(kernel):
     assert result["thp"] == "64K"
     output, vmstat, stats = result["output"]["plain"], result["vmstat_delta"], result["mthp_delta"]["64kB"]
     assert output["mismatches"] == 0
-    made = output["large_folios_after_fill"]["64kB"]
-    assert made >= 256, f"only {made} 64 KiB folios made: nothing to show"
+    # The mapping's 64 KiB folios (the guest's counters take in other processes' few as well).
+    folios = output["pages"] // 16
+    assert output["large_folios_after_fill"]["64kB"] >= folios * 9 // 10, output
     # Out: MADV_PAGEOUT twice (after the fill and after the rewrite), each folio whole.
-    assert stats["swpout"] >= 2 * made and stats["swpout_fallback"] == 0, stats
+    assert stats["swpout"] >= 2 * folios * 9 // 10 and stats["swpout_fallback"] == 0, stats
     # In: one fault a folio, not one a page, and the folios are there again after the verify.
     assert vmstat["pgmajfault"] < vmstat["pswpin"] // 8, (vmstat["pgmajfault"], vmstat["pswpin"])
-    assert output["large_folios_after_verify"]["64kB"] >= made * 9 // 10, output
+    assert output["large_folios_after_verify"]["64kB"] >= folios * 9 // 10, output
