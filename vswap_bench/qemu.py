@@ -13,6 +13,14 @@ QEMU = "qemu-system-x86_64"
 # 2 cores.
 APPEND = "console=ttyS0 root=/dev/vda rw init=/opt/vb/vb-agent panic=-1 loglevel=6 no_timer_check"
 ACCELERATORS = ("auto", "kvm", "tcg")
+# The swap_disk_profile setting: QEMU's block throttling on the virtio swap disk, as a device's limits.  Each
+# request waits for its turn under the I/O rate, so at the queue depth of swap-in (one fault, one read) a
+# request takes about 1/iops: some 50 us on the SSD-like profile, 6.7 ms on the HDD-like one, whatever the
+# host's own disk does.
+SWAP_DISK_THROTTLE = {
+    "ssd": {"iops-total": 20000, "bps-total": 500 << 20},
+    "hdd": {"iops-total": 150, "bps-total": 120 << 20},
+}
 PLUGIN_SOURCE = Path(__file__).resolve().parent.parent / "harness" / "qemu-plugin" / "insn-profile.c"
 # KVM counts as usable when a guest booted on it reaches the agent within this many seconds.
 PROBE_S = 20
@@ -44,10 +52,11 @@ def option_value(path) -> str:
     return str(path).replace(",", ",,")
 
 
-def command(guest: Guest, serial: Path, channel: Path, swap_disk: Path = None, disks=()) -> list[str]:
+def command(guest: Guest, serial: Path, channel: Path, swap_disk: Path = None, disks=(),
+            swap_disk_profile: str = "none") -> list[str]:
     """The command line without its accelerator: the console into SERIAL, the agent's records into CHANNEL,
-    SWAP_DISK as /dev/vdb and DISKS after it (/dev/vdc, ...; snapshot=on: the guest's writes to them are
-    discarded when QEMU exits)."""
+    SWAP_DISK as /dev/vdb, throttled as SWAP_DISK_PROFILE says, and DISKS after it (/dev/vdc, ...; snapshot=on:
+    the guest's writes to them are discarded when QEMU exits)."""
     line = [QEMU, "-machine", "pc", "-m", str(guest.mem_mb), "-smp", str(guest.vcpus),
             "-kernel", str(guest.bzimage), "-append", " ".join([APPEND, *guest.kernel_args.split()]),
             "-drive", f"file={option_value(guest.image)},format=raw,if=virtio,snapshot=on",
@@ -57,7 +66,9 @@ def command(guest: Guest, serial: Path, channel: Path, swap_disk: Path = None, d
     # werror=report: a write the host cannot make (its disk is full) is an I/O error in the guest, which the
     # outcome names, not a paused guest that waits for the run's timeout.
     if swap_disk is not None:
-        line += ["-drive", f"file={option_value(swap_disk)},format=raw,if=virtio,cache=none,werror=report"]
+        throttle = "".join(f",throttling.{key}={value}"
+                           for key, value in SWAP_DISK_THROTTLE.get(swap_disk_profile, {}).items())
+        line += ["-drive", f"file={option_value(swap_disk)},format=raw,if=virtio,cache=none,werror=report{throttle}"]
     for disk in disks:
         line += ["-drive", f"file={option_value(disk)},format=raw,if=virtio,snapshot=on"]
     return line

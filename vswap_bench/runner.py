@@ -272,7 +272,8 @@ def boot(spec: RunSpec, run_dir: Path, guest: qemu.Guest, disks: list[str], inte
             (run_dir / name).write_bytes(b"")
     except OSError as error:
         raise RunError(f"cannot create the swap disk and the serial files in {run_dir}: {error}") from None
-    line = (qemu.command(guest, run_dir / "serial.log", run_dir / "channel.raw", swap_disk, disks)
+    line = (qemu.command(guest, run_dir / "serial.log", run_dir / "channel.raw", swap_disk, disks,
+                         spec["swap_disk_profile"])
             + qemu.accelerator_arguments(accelerator, spec["timing"]))
     if spec["profile"] == "insn":
         try:

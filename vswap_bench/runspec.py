@@ -14,7 +14,7 @@ HASH_NEUTRAL = {("pressure", "cgroup"), ("on_unsupported", "skip"), ("verify_pol
                 ("kernel_args", ""), ("fail_slab_in", ""), ("fail_slab_percent", "50"),
                 ("zswap_writeback", "1"), ("VMAS", "0"), ("VMA_PAGES", "4"),
                 ("profile", "none"), ("swap_disk", "virtio"), ("IN_MEMORY", "0"),
-                ("aslr", "1"), ("thp", "kernel")}
+                ("aslr", "1"), ("thp", "kernel"), ("swap_disk_profile", "none")}
 # Settings that tell apart runs of one configuration, not configurations (the A/A label among them).
 NOT_CONFIGURATION = ("kernel",) + PLAN_KEYS
 
@@ -98,6 +98,10 @@ class RunSpec:
         if self["pressure"] == "global" and in_guest_memory and self["backend"] in ("disk", "zswap"):
             raise UsageError(f"{self.settings['swap_disk'].origin}: swap_disk={self['swap_disk']} takes each page "
                              f"it stores from the memory pressure=global leaves the workload: use swap_disk=virtio")
+        profile = self.settings["swap_disk_profile"]
+        if profile.value != "none" and self["swap_disk"] != "virtio":
+            raise UsageError(f"{profile.origin}: swap_disk_profile={profile.value} throttles the virtio swap disk, "
+                             f"and swap_disk={self['swap_disk']} is not one")
         if memory_max.value != "max" and size_bytes(memory_max.value) >= int(self["guest_mem_mb"]) << 20:
             raise UsageError(f"{memory_max.origin}: memory_max={memory_max.value} is not below the guest's "
                              f"memory (guest_mem_mb={self['guest_mem_mb']})")

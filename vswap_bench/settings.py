@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from .qemu import SWAP_DISK_THROTTLE
+
 TOP = Path(__file__).resolve().parent.parent
 DEFAULTS_FILE = TOP / "harness" / "defaults.conf"
 WORKLOADS_DIR = TOP / "workloads"
@@ -388,6 +390,7 @@ CHECKS = {
     "zram_size": _size(1, may_be_max=False),
     "rotational": _one_of("0", "1"),
     "swap_disk": _one_of("virtio", "ram", "brd"),
+    "swap_disk_profile": _one_of("none", *SWAP_DISK_THROTTLE),
     "thp": _one_of("kernel", "never", "madvise", "always", *MTHP_SIZES),
     "aslr": _one_of("0", "1"),
     "timeout": _whole(MIN_TIMEOUT_S, MAX_TIMEOUT_S),

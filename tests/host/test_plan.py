@@ -43,6 +43,8 @@ BASE = "axis kernel = baseline vswap\nworkload = swap-verify\n"
     ("zswap_compressor = nosuch", ["zswap_compressor", "nosuch"]),
     ("rotational = 7", ["rotational"]),
     ("swap_disk = nvme", ["swap_disk", "virtio ram brd"]),
+    ("swap_disk_profile = nvme", ["swap_disk_profile", "none ssd hdd"]),
+    ("swap_disk_profile = hdd\nswap_disk = brd", ["swap_disk_profile=hdd", "swap_disk=brd is not one"]),
     ("thp = huge", ["thp", "kernel never madvise always 64K"]),
     ("aslr = 2", ["aslr", "0 1"]),
     # Only module parameters: other words reach the guest's init, or change how it boots or what it shows.

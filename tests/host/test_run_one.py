@@ -128,6 +128,18 @@ def test_a_brd_swap_disk_is_sized_on_the_kernels_command_line_from_swap_mb(tmp_p
     assert "VB_SWAP_DISK=brd" in (run.dir / "spec").read_text().splitlines()
 
 
+@pytest.mark.parametrize("profile,throttle", [("none", ""), ("ssd", ",throttling.iops-total=20000,throttling.bps-total=524288000"),
+                                              ("hdd", ",throttling.iops-total=150,throttling.bps-total=125829120")])
+def test_the_swap_disk_is_throttled_as_its_profile_says(tmp_path, profile, throttle):
+    run = Run(tmp_path, "clean", settings=f"swap_disk_profile = {profile}\n")
+    done = run.run()
+    assert done.returncode == 0, done.stderr
+    command = json.loads((run.dir / "qemu.json").read_text())["command"]
+    swap_drive = f"/swap.raw,format=raw,if=virtio,cache=none,werror=report{throttle} "
+    assert swap_drive in command, command
+    assert command.count("throttling.") == 2 * bool(throttle), "only the swap disk is throttled"
+
+
 def test_records_are_stored_while_the_guest_still_runs(tmp_path):
     run = Run(tmp_path, "clean", hang_s=60)
     process = run.start()
