@@ -7,17 +7,14 @@ The counters are the guest's over the whole run (vmstat_delta) and the bench cgr
 the workload makes huge pages."""
 import pytest
 
-from test_campaigns import load, runs
+from test_campaigns import load, only_run
 
 WHOLE = [("baseline", "disk"), ("baseline", "zswap"), ("vswap", "disk"), ("vswap", "zswap"), ("vswap", "zswap-only")]
 KERNELS = ("baseline", "vswap")
 
 
 def thp_run(kernel, backend):
-    found = [r for r in runs("thp") if (load(r / "run.json")["kernel"], load(r / "run.json")["backend"]) ==
-             (kernel, backend)]
-    assert len(found) == 1, f"{len(found)} thp runs of {kernel} {backend}"
-    return found[0]
+    return only_run("thp", kernel=kernel, backend=backend)
 
 
 def test_the_baseline_cannot_run_zswap_without_a_device():
@@ -51,10 +48,9 @@ def test_huge_pages_swap_out_whole_and_come_back_intact(kernel, backend):
 
 @pytest.mark.parametrize("backend", ["disk", "zswap"])
 def test_the_vswap_kernel_swaps_out_no_fewer_huge_pages_whole_than_the_baseline(backend):
-    whole = {kernel: load(thp_run(kernel, backend) / "result.json")["cgroup"]["memory.stat"]["thp_swpout"]
-             for kernel in ("baseline", "vswap")}
-    made = {kernel: load(thp_run(kernel, backend) / "result.json")["cgroup"]["memory.stat"]["thp_fault_alloc"]
-            for kernel in ("baseline", "vswap")}
+    stat = {kernel: load(thp_run(kernel, backend) / "result.json")["cgroup"]["memory.stat"] for kernel in KERNELS}
+    whole = {kernel: stat[kernel]["thp_swpout"] for kernel in KERNELS}
+    made = {kernel: stat[kernel]["thp_fault_alloc"] for kernel in KERNELS}
     # Per huge page made: how many are made depends on the guest's free memory at the time.
     assert whole["vswap"] / made["vswap"] >= whole["baseline"] / made["baseline"] - 0.05, (whole, made)
 
