@@ -280,3 +280,33 @@ def test_lock_stat_keeps_the_classes_that_waited_or_were_busy(tmp_path):
         "&mm->mmap_lock-R": {"contentions": 2, "wait_us": 3.0, "acquisitions": 20000, "hold_us": 2000.0}}
     done = agent(["lock_stat_json"], f'LOCK_STAT="{tmp_path / "none"}"; lock_stat_json')
     assert done.stdout == "null"
+
+
+def zswap_stored_pages(tmp_path, enabled: str | None, stored: str | None) -> str:
+    params, debugfs = tmp_path / "parameters", tmp_path / "debug" / "zswap"
+    params.mkdir(exist_ok=True)
+    if enabled is not None:
+        (params / "enabled").write_text(enabled + "\n")
+    if stored is not None:
+        debugfs.mkdir(parents=True, exist_ok=True)
+        (debugfs / "stored_pages").write_text(stored + "\n")
+    done = agent(["zswap_stored_pages"],
+                 f'ZSWAP_PARAMS="{params}"; ZSWAP_DEBUGFS="{debugfs}"; zswap_stored_pages')
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_a_zswap_never_turned_on_stores_nothing(tmp_path):
+    # zswap makes its debugfs directory when it is first turned on; a run
+    # whose zswap stayed off (the disk backend) has none, and holds 0 pages.
+    assert zswap_stored_pages(tmp_path, "N", None) == "0"
+
+
+def test_zswap_stored_pages_are_read_where_zswap_counts_them(tmp_path):
+    assert zswap_stored_pages(tmp_path, "N", "12") == "12"
+    assert zswap_stored_pages(tmp_path, "Y", "34") == "34"
+
+
+def test_a_zswap_that_is_on_without_its_counters_is_unknown(tmp_path):
+    assert zswap_stored_pages(tmp_path, "Y", None) == "null"
+    assert zswap_stored_pages(tmp_path, None, None) == "null"

@@ -68,6 +68,7 @@
 #define CHUNK_PAGES 2048UL	/* filled and paged out together: 8 MiB */
 #define PAGEOUT_TRIES 4
 #define ZSWAP_DEBUGFS "/sys/kernel/debug/zswap/"
+#define ZSWAP_ENABLED "/sys/module/zswap/parameters/enabled"
 #define VSWAP_DEBUGFS "/sys/kernel/debug/vswap/"
 
 struct options {
@@ -177,6 +178,25 @@ static long long read_counter(const char *path)
 	return strtoll(buf, NULL, 10);
 }
 
+/*
+ * zswap makes its debugfs directory when it is first turned on: a zswap that
+ * is off and has none was never on and holds nothing (0); -1 when that
+ * cannot be told.
+ */
+static long long read_zswap_counter(const char *name)
+{
+	char path[256], enabled[8];
+	long long value;
+
+	snprintf(path, sizeof(path), ZSWAP_DEBUGFS "%s", name);
+	value = read_counter(path);
+	if (value >= 0 || access(ZSWAP_DEBUGFS, F_OK) == 0)
+		return value;
+	if (read_file(ZSWAP_ENABLED, enabled, sizeof(enabled)) > 0 && enabled[0] == 'N')
+		return 0;
+	return -1;
+}
+
 static const char *const meminfo_keys[] = {
 	"MemTotal", "MemFree", "AnonPages", "Cached", "Buffers", "SwapCached",
 	"PageTables", "Slab", "SReclaimable", "SUnreclaim", "VmallocUsed", "Percpu",
@@ -278,8 +298,8 @@ static void take_reading(struct reading *r)
 	refresh_counters();
 	read_meminfo(r);
 	r->pcp_kb = read_pcp_kb();
-	r->zswap_pool_bytes = read_counter(ZSWAP_DEBUGFS "pool_total_size");
-	r->zswap_stored_pages = read_counter(ZSWAP_DEBUGFS "stored_pages");
+	r->zswap_pool_bytes = read_zswap_counter("pool_total_size");
+	r->zswap_stored_pages = read_zswap_counter("stored_pages");
 	r->swap_used_kb = read_swap_used_kb();
 	for (i = 0; i < NR_VSWAP; i++) {
 		snprintf(path, sizeof(path), VSWAP_DEBUGFS "%s", vswap_keys[i]);
