@@ -108,7 +108,9 @@ def runs_to_decide(ratio: float, ci_low: float, ci_high: float, runs: int, zone:
     enough for the interval to exclude 1 or to fit within ±zone, whichever takes fewer; None when neither can."""
     half_width = (math.log(ci_high) - math.log(ci_low)) / 2
     centre = math.log(ratio)
-    room = min(math.log1p(zone) - centre, centre - math.log1p(-zone))
+    # A zone of 100 % or more reaches down to a ratio of 0: no lower edge.
+    lower = math.log1p(-zone) if zone < 1 else -math.inf
+    room = min(math.log1p(zone) - centre, centre - lower)
     target = max(abs(centre), room)
     return math.ceil(runs * (half_width / target) ** 2) if target > 0 else None
 

@@ -127,3 +127,13 @@ def test_a_margin_that_is_not_a_fraction_is_refused(tmp_path, floor, capsys):
         main(["compare", str(campaign), "--kernels", "baseline", "vswap", "--margin", floor])
     assert exit_info.value.code == EXIT_ERROR
     assert "is not a fraction" in capsys.readouterr().err
+
+
+def test_runs_to_decide_a_row_whose_noise_floor_is_above_100_percent():
+    # A row gated on an A/A floor of 237 % (a noisy counter under global
+    # pressure) has no lower bound to its no-change zone on the log scale:
+    # the campaign's compare once failed here with a math domain error.
+    from analysis.verdicts import runs_to_decide
+    needed = runs_to_decide(0.80, 0.19, 3.42, 3, 2.375)
+    assert needed is not None and needed >= 3
+    assert runs_to_decide(1.0, 0.5, 2.0, 3, 1.0) is not None
